@@ -1,0 +1,114 @@
+"""`astrolabe-search serve | ingest | demo`."""
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from app.auth import DEV_PRINCIPAL, new_dev_token
+from app.config import Settings
+
+DEMO_CORPUS = Path(__file__).resolve().parent / "demo" / "corpus.jsonl"
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from app.main import build_authenticator, create_app
+
+    settings = Settings()
+    authenticator = build_authenticator(settings)
+    if args.dev:
+        token = new_dev_token()
+        authenticator.add_key(token, DEV_PRINCIPAL)
+        base = f"http://{args.host}:{args.port}"
+        print(
+            f"Dev token (user 'dev', group 'demo', scopes search+index), valid while this runs:\n"
+            f"  {token}\n"
+            f"Try:\n  curl -s -H 'Authorization: Bearer {token}' -H 'Content-Type: application/json'"
+            f' -d \'{{"query": "quarterly budget"}}\' {base}/api/v1/search\n'
+            f"Search page: {base}/viz",
+            flush=True,
+        )
+    elif not authenticator.configured:
+        print(
+            "refusing to start: set SEARCH_JWT_SECRET or SEARCH_API_KEYS_FILE, or pass --dev",
+            file=sys.stderr,
+        )
+        return 2
+    uvicorn.run(create_app(settings, authenticator=authenticator), host=args.host, port=args.port)
+    return 0
+
+
+def _index_locally(documents: Iterator[dict[str, object]], total: int, label: str) -> int:
+    """Index straight into the store (no server): validate, accept, embed, with a progress bar.
+    The embedded engine locks its directory, so run this while `serve` is stopped."""
+    from tqdm import tqdm
+
+    from app.embeddings.dense import MiniLMEncoder
+    from app.embeddings.sparse import Bm25Encoder
+    from app.ingest.documents import validate_batch
+    from app.ingest.pipeline import Indexer
+    from app.store.open import open_store
+
+    store = open_store(Settings())
+    try:
+        indexer = Indexer(store, MiniLMEncoder(), Bm25Encoder())
+        chunks = 0
+        with tqdm(total=total, desc=label, unit="doc") as bar:
+            for batch in _batches(documents, 32):
+                jobs = indexer.accept(validate_batch(batch))
+                chunks += sum(indexer.index(jobs).values())
+                bar.update(len(batch))
+        print(f"indexed {total} documents, {chunks} chunks")
+    finally:
+        store.close()
+    return 0
+
+
+def _batches(items: Iterator[dict[str, object]], size: int) -> Iterator[list[dict[str, object]]]:
+    batch: list[dict[str, object]] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _demo(_: argparse.Namespace) -> int:
+    lines = DEMO_CORPUS.read_text(encoding="utf-8").splitlines()
+    documents = (json.loads(line) for line in lines if line.strip())
+    return _index_locally(documents, len(lines), "demo corpus")
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from app.ingest.files import documents_from_paths
+
+    found = list(documents_from_paths([Path(p) for p in args.paths], owner=args.owner))
+    if not found:
+        print("no readable files found", file=sys.stderr)
+        return 1
+    return _index_locally(iter(found), len(found), "ingest")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    parser = argparse.ArgumentParser(prog="astrolabe-search")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run the HTTP service")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--dev", action="store_true", help="print a one-time dev token")
+    serve.set_defaults(run=_serve)
+    ingest = commands.add_parser("ingest", help="index files and folders from disk")
+    ingest.add_argument("paths", nargs="+")
+    ingest.add_argument("--owner", default="dev", help="owner of the ingested documents")
+    ingest.set_defaults(run=_ingest)
+    demo = commands.add_parser("demo", help="load the bundled demo corpus")
+    demo.set_defaults(run=_demo)
+    args = parser.parse_args(argv)
+    sys.exit(args.run(args))

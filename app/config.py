@@ -1,0 +1,28 @@
+"""Service settings, read from `SEARCH_*` environment variables and a `.env` file."""
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SEARCH_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Path("./data")
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    collection: str = "astrolabe"
+    jwt_secret: str | None = None
+    api_keys_file: Path | None = None
+    verify_url: str | None = None
+    verify_token: str | None = None
+    verify_timeout: float = Field(default=2.0, gt=0)
+    rrf_k: int = Field(default=60, ge=1)
+    max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    chunk_tokens: int = Field(default=256, ge=16, le=512)
+    chunk_overlap_tokens: int = Field(default=32, ge=0)
+
+    @property
+    def backend(self) -> str:
+        return "server" if self.qdrant_url else "embedded"

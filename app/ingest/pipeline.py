@@ -1,0 +1,216 @@
+"""Placeholders first, then chunk -> embed (dense + BM25) -> replace the document's point set."""
+
+import itertools
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from qdrant_client import models
+
+from app.embeddings.dense import DenseEncoder
+from app.embeddings.sparse import Bm25Encoder
+from app.filters.spec import folder_ancestors
+from app.ingest.chunking import chunk_text
+from app.ingest.documents import Document
+from app.store.base import Hit, Store
+from app.store.fields import (
+    ACCESS_FIELD,
+    DENSE_VECTOR,
+    DOC_KEY_FIELD,
+    KIND_CHUNK,
+    KIND_FIELD,
+    KIND_PENDING,
+    SPARSE_VECTOR,
+)
+
+_revisions = itertools.count(time.time_ns())
+
+
+def chunk_point_id(doc_key: str, index: int) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{doc_key}:chunk:{index}"))
+
+
+def placeholder_id(doc_key: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{doc_key}:placeholder"))
+
+
+def doc_key_condition(doc_key: str) -> models.FieldCondition:
+    return models.FieldCondition(key=DOC_KEY_FIELD, match=models.MatchValue(value=doc_key))
+
+
+def kind_condition(kind: str) -> models.FieldCondition:
+    return models.FieldCondition(key=KIND_FIELD, match=models.MatchValue(value=kind))
+
+
+@dataclass(frozen=True)
+class Job:
+    """One accepted version of one document, identified by its placeholder's revision."""
+
+    doc_key: str
+    revision: int
+
+
+def placeholder_point(doc: Document, revision: int, error: str | None = None) -> models.PointStruct:
+    payload = {
+        KIND_FIELD: KIND_PENDING,
+        DOC_KEY_FIELD: doc.key,
+        "doc_type": doc.doc_type,
+        "doc_id": doc.doc_id,
+        "modified_at": doc.modified_at,
+        "revision": revision,
+        "status": "failed" if error else "pending",
+        "error": error,
+        "document": doc.to_payload(),
+    }
+    return models.PointStruct(id=placeholder_id(doc.key), vector={}, payload=payload)
+
+
+def chunk_payload(doc: Document, index: int, total: int, text: str) -> dict[str, Any]:
+    is_file = doc.doc_type == "file" and doc.file_path is not None
+    folders = folder_ancestors(doc.file_path) if is_file and doc.file_path else []
+    return {
+        KIND_FIELD: KIND_CHUNK,
+        DOC_KEY_FIELD: doc.key,
+        ACCESS_FIELD: [f"user:{doc.owner}", *doc.acl],
+        "doc_type": doc.doc_type,
+        "doc_id": doc.doc_id,
+        "title": doc.title,
+        "text": text,
+        "chunk_index": index,
+        "total_chunks": total,
+        "owner": doc.owner,
+        "acl": list(doc.acl),
+        "modified_at": doc.modified_at,
+        "file_path": doc.file_path,
+        "folders": folders,
+        "top_folder": folders[1] if len(folders) > 2 else ("/" if folders else None),
+        "tags": list(doc.tags),
+        "category": doc.category,
+        "mime_type": doc.mime_type,
+    }
+
+
+class Indexer:
+    """Writes documents: placeholders on accept, chunk sets once embedded. One writer lock keeps
+    accept, index and delete of the same document from interleaving."""
+
+    def __init__(
+        self, store: Store, dense: DenseEncoder, sparse: Bm25Encoder, chunk_words: int = 180
+    ) -> None:
+        self.store = store
+        self.dense = dense
+        self.sparse = sparse
+        self.chunk_words = chunk_words
+        self._lock = threading.Lock()
+
+    def accept(self, documents: Sequence[Document]) -> list[Job]:
+        latest = {doc.key: doc for doc in documents}  # the last copy of a key in a batch wins
+        jobs = [Job(key, next(_revisions)) for key in latest]
+        points = [placeholder_point(latest[job.doc_key], job.revision) for job in jobs]
+        with self._lock:
+            self.store.upsert(points)
+        return jobs
+
+    def pending_jobs(self) -> list[Job]:
+        """Accepted documents not yet indexed, e.g. after a restart."""
+        selector = models.Filter(
+            must=[
+                kind_condition(KIND_PENDING),
+                models.FieldCondition(key="status", match=models.MatchValue(value="pending")),
+            ]
+        )
+        hits = self.store.scroll(selector, limit=10_000_000)
+        jobs = [Job(h.payload[DOC_KEY_FIELD], int(h.payload["revision"])) for h in hits]
+        return sorted(jobs, key=lambda job: job.revision)
+
+    def index(self, jobs: Sequence[Job]) -> dict[Job, int]:
+        """Embed and write these jobs; returns chunks written per job (superseded jobs: absent)."""
+        current = self._current(jobs)
+        prepared = [(job, doc, self._chunks(doc)) for job, doc in current]
+        texts = [f"{doc.title}\n{chunk}" for _, doc, chunks in prepared for chunk in chunks]
+        dense = iter(self.dense.encode(texts))
+        sparse = iter(self.sparse.encode_documents(texts))
+        written: dict[Job, int] = {}
+        for job, doc, chunks in prepared:
+            points = [
+                models.PointStruct(
+                    id=chunk_point_id(doc.key, i),
+                    vector={DENSE_VECTOR: next(dense), SPARSE_VECTOR: next(sparse)},
+                    payload=chunk_payload(doc, i, len(chunks), chunk),
+                )
+                for i, chunk in enumerate(chunks)
+            ]
+            if self._replace(job, points):
+                written[job] = len(points)
+        return written
+
+    def fail(self, job: Job, error: str) -> None:
+        with self._lock:
+            doc = self._placeholder_document(job)
+            if doc is not None:
+                self.store.upsert([placeholder_point(doc, job.revision, error=error)])
+
+    def delete(self, doc_key: str) -> bool:
+        with self._lock:
+            selector = models.Filter(must=[doc_key_condition(doc_key)])
+            if self.store.count(selector) == 0:
+                return False
+            self.store.delete(selector)
+            return True
+
+    def _chunks(self, doc: Document) -> list[str]:
+        text = doc.content if doc.content.strip() else doc.title
+        return chunk_text(text, max_words=self.chunk_words)
+
+    def _current(self, jobs: Sequence[Job]) -> list[tuple[Job, Document]]:
+        found = {
+            h.payload[DOC_KEY_FIELD]: h
+            for h in self.store.retrieve([placeholder_id(job.doc_key) for job in jobs])
+        }
+        current = []
+        for job in jobs:
+            hit = found.get(job.doc_key)
+            if hit is not None and self._is_revision(hit, job):
+                current.append((job, Document.from_payload(hit.payload["document"])))
+        return current
+
+    @staticmethod
+    def _is_revision(hit: Hit, job: Job) -> bool:
+        return int(hit.payload.get("revision", -1)) == job.revision
+
+    def _placeholder_document(self, job: Job) -> Document | None:
+        hits = self.store.retrieve([placeholder_id(job.doc_key)])
+        if not hits or not self._is_revision(hits[0], job):
+            return None
+        return Document.from_payload(hits[0].payload["document"])
+
+    def _replace(self, job: Job, points: list[models.PointStruct]) -> bool:
+        """Upsert the new chunk set, drop chunks past its end, then the placeholder: at no moment
+        is the document missing, and no chunk of the old version survives."""
+        with self._lock:
+            if self._placeholder_document(job) is None:
+                return False  # deleted or re-sent meanwhile: a newer job owns the document
+            self.store.upsert(points)
+            stale = models.Filter(
+                must=[
+                    doc_key_condition(job.doc_key),
+                    kind_condition(KIND_CHUNK),
+                    models.FieldCondition(key="chunk_index", range=models.Range(gte=len(points))),
+                ]
+            )
+            self.store.delete(stale)
+            self.store.delete(
+                models.Filter(
+                    must=[
+                        doc_key_condition(job.doc_key),
+                        kind_condition(KIND_PENDING),
+                        models.FieldCondition(
+                            key="revision", match=models.MatchValue(value=job.revision)
+                        ),
+                    ]
+                )
+            )
+            return True

@@ -1,0 +1,116 @@
+"""The app factory. Nothing is built at import time: `create_app(settings)` wires everything and
+the lifespan opens the engine (synchronously: a locked data directory fails the start) and loads
+the models in a thread (so /healthz answers and /readyz says 503 meanwhile)."""
+
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app import __version__
+from app.auth import Authenticator, load_api_keys
+from app.config import Settings
+from app.embeddings.dense import DenseEncoder
+from app.errors import PayloadTooLarge, error_response, install_error_handlers
+from app.routes import documents, search, status, viz
+from app.state import AppState, close_engine, load_engine
+from app.store.open import open_store
+
+DESCRIPTION = """Hybrid (dense all-MiniLM-L6-v2 + BM25) search over document chunks, with rich
+filters applied inside the engine, access rules and verify-on-read. The contract is API.md."""
+
+
+class BodyLimit:
+    """413 for a request body over the limit, by Content-Length or by counting the stream."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            response = error_response(
+                413, PayloadTooLarge.code, f"request body over {self.max_bytes} bytes"
+            )
+            await response(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                raise PayloadTooLarge(f"request body over {self.max_bytes} bytes")
+            return message
+
+        await self.app(scope, counted, send)
+
+
+def _contract_openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
+    """FastAPI documents 422 for validation errors; this service answers 400 (the envelope)."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title, version=app.version, description=app.description, routes=app.routes
+            )
+            for path in schema.get("paths", {}).values():
+                for operation in path.values():
+                    operation.get("responses", {}).pop("422", None)
+            for name in ("HTTPValidationError", "ValidationError"):
+                schema.get("components", {}).get("schemas", {}).pop(name, None)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    return openapi
+
+
+def build_authenticator(settings: Settings) -> Authenticator:
+    keys = load_api_keys(settings.api_keys_file) if settings.api_keys_file else {}
+    return Authenticator(settings.jwt_secret, keys)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    authenticator: Authenticator | None = None,
+    dense: DenseEncoder | None = None,
+) -> FastAPI:
+    """`dense` lets tests share one loaded model between apps; by default MiniLM is loaded."""
+    state = AppState(settings, authenticator or build_authenticator(settings))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = open_store(settings)
+        loader = threading.Thread(
+            target=load_engine, args=(state, store, dense), name="astrolabe-loader", daemon=True
+        )
+        loader.start()
+        try:
+            yield
+        finally:
+            loader.join()
+            close_engine(state)
+
+    app = FastAPI(
+        title="Astrolabe Search",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.astrolabe = state
+    install_error_handlers(app)
+    for module in (status, documents, search, viz):
+        app.include_router(module.router)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.openapi = _contract_openapi(app)  # type: ignore[method-assign]
+    return app

@@ -1,0 +1,199 @@
+"""The search algorithms. Each one asks the engine for the best `depth` chunks under the filter
+of the one shared builder, applied inside the engine on every branch before fusion."""
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from enum import StrEnum
+
+from qdrant_client import models
+
+from app.auth import Principal
+from app.embeddings.dense import DenseEncoder
+from app.embeddings.sparse import Bm25Encoder
+from app.filters.conditions import build_filter
+from app.filters.spec import FilterSpec
+from app.store.base import Hit, Store
+from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
+
+
+class Algorithm(StrEnum):
+    HYBRID = "hybrid"
+    SEMANTIC = "semantic"
+    BM25 = "bm25"
+
+
+class FusionMethod(StrEnum):
+    RRF = "rrf"
+    DBSF = "dbsf"
+
+
+FIRST_CHUNK = models.FieldCondition(key="chunk_index", match=models.MatchValue(value=0))
+
+
+@dataclass
+class Encoded:
+    """The query as vectors, with the time it took to encode it."""
+
+    dense: list[float] | None = None
+    sparse: models.SparseVector | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class QueryEncoder:
+    dense: DenseEncoder
+    sparse: Bm25Encoder
+
+    def encode(self, text: str, *, dense: bool, sparse: bool) -> Encoded:
+        start = time.perf_counter()
+        encoded = Encoded(
+            dense=self.dense.encode([text])[0] if dense else None,
+            sparse=self.sparse.encode_query(text) if sparse else None,
+        )
+        encoded.seconds = time.perf_counter() - start
+        return encoded
+
+
+class SearchAlgorithm(ABC):
+    """Ranks chunks for a query. `candidates` is called with growing `depth` until a page fills."""
+
+    needs_dense = False
+    needs_sparse = False
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def filter(self, principal: Principal, spec: FilterSpec) -> models.Filter:
+        return build_filter(principal, spec)
+
+    @abstractmethod
+    def candidates(
+        self,
+        *,
+        query: Encoded,
+        principal: Principal,
+        spec: FilterSpec,
+        depth: int,
+        score_threshold: float | None,
+    ) -> list[Hit]: ...
+
+
+class Semantic(SearchAlgorithm):
+    needs_dense = True
+
+    def candidates(
+        self,
+        *,
+        query: Encoded,
+        principal: Principal,
+        spec: FilterSpec,
+        depth: int,
+        score_threshold: float | None,
+    ) -> list[Hit]:
+        return self.store.query(
+            query=models.NearestQuery(nearest=query.dense or []),
+            using=DENSE_VECTOR,
+            filter=self.filter(principal, spec),
+            limit=depth,
+            score_threshold=score_threshold,
+        )
+
+
+class Bm25(SearchAlgorithm):
+    needs_sparse = True
+
+    def candidates(
+        self,
+        *,
+        query: Encoded,
+        principal: Principal,
+        spec: FilterSpec,
+        depth: int,
+        score_threshold: float | None,
+    ) -> list[Hit]:
+        if query.sparse is None or not query.sparse.indices:
+            return []  # only stopwords: no term can match
+        return self.store.query(
+            query=models.NearestQuery(nearest=query.sparse),
+            using=SPARSE_VECTOR,
+            filter=self.filter(principal, spec),
+            limit=depth,
+            score_threshold=score_threshold,
+        )
+
+
+class Hybrid(SearchAlgorithm):
+    """Dense and sparse branches, each carrying the full filter, fused by RRF (explicit k) or DBSF."""
+
+    needs_dense = True
+    needs_sparse = True
+
+    def __init__(self, store: Store, fusion: FusionMethod, rrf_k: int) -> None:
+        super().__init__(store)
+        self.fusion = fusion
+        self.rrf_k = rrf_k
+
+    def candidates(
+        self,
+        *,
+        query: Encoded,
+        principal: Principal,
+        spec: FilterSpec,
+        depth: int,
+        score_threshold: float | None,
+    ) -> list[Hit]:
+        flt = self.filter(principal, spec)
+        branches = [
+            models.Prefetch(
+                query=models.NearestQuery(nearest=query.dense or []),
+                using=DENSE_VECTOR,
+                filter=flt,
+                limit=depth,
+            )
+        ]
+        if query.sparse is not None and query.sparse.indices:
+            branches.append(
+                models.Prefetch(
+                    query=models.NearestQuery(nearest=query.sparse),
+                    using=SPARSE_VECTOR,
+                    filter=flt,
+                    limit=depth,
+                )
+            )
+        fusion: models.Query = (
+            models.RrfQuery(rrf=models.Rrf(k=self.rrf_k))
+            if self.fusion is FusionMethod.RRF
+            else models.FusionQuery(fusion=models.Fusion.DBSF)
+        )
+        return self.store.query(
+            query=fusion,
+            prefetch=branches,
+            filter=flt,
+            limit=depth,
+            score_threshold=score_threshold,
+        )
+
+
+class Browse(SearchAlgorithm):
+    """No query text: the newest matching documents first (one hit per document, its first chunk)."""
+
+    def filter(self, principal: Principal, spec: FilterSpec) -> models.Filter:
+        return build_filter(principal, spec, FIRST_CHUNK)
+
+    def candidates(
+        self,
+        *,
+        query: Encoded,
+        principal: Principal,
+        spec: FilterSpec,
+        depth: int,
+        score_threshold: float | None,
+    ) -> list[Hit]:
+        return self.store.query(
+            query=models.OrderByQuery(
+                order_by=models.OrderBy(key="modified_at", direction=models.Direction.DESC)
+            ),
+            filter=self.filter(principal, spec),
+            limit=depth,
+        )

@@ -1,0 +1,48 @@
+"""PCA of the result embeddings for the /viz map: 2D and 3D coordinates, the query projected
+into the same space."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Projection:
+    coordinates_2d: list[list[float]]
+    coordinates_3d: list[list[float]]
+    query_2d: list[float] | None
+    query_3d: list[float] | None
+    variance: list[float]
+
+
+EMPTY = Projection([], [], None, None, [])
+
+
+def project(vectors: list[list[float]], query: list[float] | None) -> Projection:
+    """Fewer than 2 points have no spread to show: empty coordinates."""
+    if len(vectors) < 2:
+        return EMPTY
+    matrix = np.asarray(vectors, dtype=np.float64)
+    mean = matrix.mean(axis=0)
+    centered = matrix - mean
+    _, singular, components = np.linalg.svd(centered, full_matrices=False)
+    spread = singular**2
+    total = float(spread.sum()) or 1.0
+    k = min(3, components.shape[0])
+    basis = components[:k]
+    points = centered @ basis.T
+    points = np.pad(points, ((0, 0), (0, 3 - k)))
+    query_point = None
+    if query is not None:
+        query_point = np.pad((np.asarray(query) - mean) @ basis.T, (0, 3 - k))
+    return Projection(
+        coordinates_2d=_round(points[:, :2]),
+        coordinates_3d=_round(points[:, :3]),
+        query_2d=[round(float(x), 5) for x in query_point[:2]] if query_point is not None else None,
+        query_3d=[round(float(x), 5) for x in query_point[:3]] if query_point is not None else None,
+        variance=[round(float(v) / total, 5) for v in spread[:k]],
+    )
+
+
+def _round(points: "np.ndarray[tuple[int, int], np.dtype[np.float64]]") -> list[list[float]]:
+    return [[round(float(x), 5) for x in row] for row in points]

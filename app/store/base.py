@@ -1,0 +1,52 @@
+"""The store protocol: the only door to a search engine. Requests are `qdrant_client.models`."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from qdrant_client import models
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A point as the layers above the store see it."""
+
+    id: str
+    score: float
+    payload: dict[str, Any]
+
+
+class IndexConflict(RuntimeError):
+    """A payload index exists with another type than the one this service needs."""
+
+
+class Store(Protocol):
+    backend: str
+
+    def upsert(self, points: Sequence[models.PointStruct]) -> None: ...
+
+    def delete(self, selector: models.Filter) -> None: ...
+
+    def query(
+        self,
+        *,
+        query: models.Query | None,
+        using: str | None = None,
+        prefetch: Sequence[models.Prefetch] = (),
+        filter: models.Filter | None = None,
+        limit: int,
+        offset: int = 0,
+        score_threshold: float | None = None,
+    ) -> list[Hit]: ...
+
+    def retrieve(self, ids: Sequence[str]) -> list[Hit]: ...
+
+    def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]: ...
+
+    def scroll(self, filter: models.Filter, limit: int) -> list[Hit]: ...
+
+    def count(self, filter: models.Filter | None = None) -> int: ...
+
+    def facet(self, key: str, filter: models.Filter, limit: int) -> dict[str, int]: ...
+
+    def close(self) -> None: ...

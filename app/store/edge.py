@@ -1,0 +1,144 @@
+"""The embedded engine: one Qdrant Edge shard, persisted under SEARCH_DATA_DIR/<collection>."""
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+from qdrant_client import models
+
+from app.store import translate
+from app.store.base import Hit, IndexConflict
+from app.store.fields import (
+    DENSE_SIZE,
+    DENSE_VECTOR,
+    PAYLOAD_INDEXES,
+    SPARSE_VECTOR,
+    IndexType,
+)
+
+_EDGE_TYPES = {
+    IndexType.KEYWORD: qe.PayloadSchemaType.Keyword,
+    IndexType.INTEGER: qe.PayloadSchemaType.Integer,
+}
+
+
+def _config() -> qe.EdgeConfig:
+    return qe.EdgeConfig(
+        vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=DENSE_SIZE, distance=qe.Distance.Cosine)},
+        sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+    )
+
+
+def _hit(point: Any) -> Hit:
+    score = getattr(point, "score", 0.0)
+    return Hit(id=str(point.id), score=float(score), payload=dict(point.payload or {}))
+
+
+class EdgeStore:
+    backend = "embedded"
+
+    def __init__(self, data_dir: Path, collection: str) -> None:
+        path = data_dir / collection
+        path.mkdir(parents=True, exist_ok=True)
+        exists = (path / "edge_config.json").exists()
+        self._shard = (
+            qe.EdgeShard.load(str(path), _config())
+            if exists
+            else qe.EdgeShard.create(str(path), _config())
+        )
+        self._write_lock = threading.Lock()
+        self.created_indexes = self._ensure_payload_indexes()
+
+    def _ensure_payload_indexes(self) -> list[str]:
+        """Create missing payload indexes; never replace one of another type."""
+        existing = self._shard.info().payload_schema
+        created = []
+        for field, wanted in PAYLOAD_INDEXES.items():
+            info = existing.get(field)
+            if info is None:
+                self._shard.update(
+                    qe.UpdateOperation.create_field_index(field, _EDGE_TYPES[wanted])
+                )
+                created.append(field)
+            elif info.data_type != _EDGE_TYPES[wanted]:
+                raise IndexConflict(
+                    f"payload index '{field}' exists as {info.data_type}, this service needs"
+                    f" {wanted.value}: drop it or use a fresh collection"
+                )
+        return created
+
+    def upsert(self, points: Sequence[models.PointStruct]) -> None:
+        if points:
+            with self._write_lock:
+                self._shard.update(
+                    qe.UpdateOperation.upsert_points([translate.point(p) for p in points])
+                )
+
+    def delete(self, selector: models.Filter) -> None:
+        edge_filter = translate.filter_(selector)
+        assert edge_filter is not None
+        with self._write_lock:
+            self._shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
+
+    def query(
+        self,
+        *,
+        query: models.Query | None,
+        using: str | None = None,
+        prefetch: Sequence[models.Prefetch] = (),
+        filter: models.Filter | None = None,
+        limit: int,
+        offset: int = 0,
+        score_threshold: float | None = None,
+    ) -> list[Hit]:
+        request = qe.QueryRequest(
+            limit=limit,
+            offset=offset,
+            query=translate.query(query, using),
+            prefetches=[translate.prefetch(p) for p in prefetch] or None,
+            filter=translate.filter_(filter),
+            score_threshold=score_threshold,
+            with_payload=True,
+        )
+        return [_hit(p) for p in self._shard.query(request)]
+
+    def retrieve(self, ids: Sequence[str]) -> list[Hit]:
+        return [_hit(p) for p in self._shard.retrieve(list(ids), True, False)]
+
+    def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        records = self._shard.retrieve(list(ids), False, [DENSE_VECTOR])
+        return {
+            str(r.id): list(r.vector[DENSE_VECTOR]) for r in records if isinstance(r.vector, dict)
+        }
+
+    def scroll(self, filter: models.Filter, limit: int) -> list[Hit]:
+        hits: list[Hit] = []
+        offset: Any = None
+        while len(hits) < limit:
+            request = qe.ScrollRequest(
+                offset=offset,
+                limit=min(256, limit - len(hits)),
+                filter=translate.filter_(filter),
+                with_payload=True,
+            )
+            points, offset = self._shard.scroll(request)
+            hits.extend(_hit(p) for p in points)
+            if offset is None:
+                break
+        return hits
+
+    def count(self, filter: models.Filter | None = None) -> int:
+        return self._shard.count(qe.CountRequest(exact=True, filter=translate.filter_(filter)))
+
+    def facet(self, key: str, filter: models.Filter, limit: int) -> dict[str, int]:
+        response = self._shard.facet(
+            qe.FacetRequest(key=key, limit=limit, exact=True, filter=translate.filter_(filter))
+        )
+        return {str(hit.value): hit.count for hit in response}
+
+    def close(self) -> None:
+        with self._write_lock:
+            self._shard.flush()
+            self._shard.close()

@@ -1,0 +1,14 @@
+"""Choose the engine from the settings: embedded (Qdrant Edge) unless SEARCH_QDRANT_URL is set."""
+
+from app.config import Settings
+from app.store.base import Store
+
+
+def open_store(settings: Settings) -> Store:
+    if settings.qdrant_url:
+        from app.store.server import ServerStore
+
+        return ServerStore(settings.qdrant_url, settings.qdrant_api_key, settings.collection)
+    from app.store.edge import EdgeStore
+
+    return EdgeStore(settings.data_dir, settings.collection)

@@ -1,0 +1,28 @@
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.embeddings.dense import HashingEncoder, MiniLMEncoder
+from tests.helpers import running_app
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEncoder:
+    """The real all-MiniLM-L6-v2, loaded once for the whole session."""
+    return MiniLMEncoder()
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    """The app on the real embedded engine with the fast hashing embedder."""
+    with running_app(tmp_path / "data", HashingEncoder()) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def model_client(tmp_path: Path, minilm: MiniLMEncoder) -> Iterator[TestClient]:
+    """The app on the real embedded engine with the real model."""
+    with running_app(tmp_path / "data", minilm) as test_client:
+        yield test_client
