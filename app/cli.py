@@ -27,7 +27,8 @@ def _serve(args: argparse.Namespace) -> int:
         print(
             f"Dev token (user 'dev', group 'demo', scopes search+index), valid while this runs:\n"
             f"  {token}\n"
-            f"Try:\n  curl -s -H 'Authorization: Bearer {token}' -H 'Content-Type: application/json'"
+            f"Try:\n  curl -s -H 'Authorization: Bearer {token}'"
+            f" -H 'Content-Type: application/json'"
             f' -d \'{{"query": "quarterly budget"}}\' {base}/api/v1/search\n'
             f"Search page: {base}/viz",
             flush=True,

@@ -76,11 +76,7 @@ class FilterFields(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = validation_field(tuple(first["loc"]))
-            raise InvalidRequest(
-                f"{field}: {first['msg']}" if field else first["msg"], field
-            ) from exc
+            raise InvalidRequest(*describe_validation(exc.errors())) from exc
 
     def to_spec(self) -> FilterSpec:
         check_date_range(self.modified_after, self.modified_before)

@@ -69,7 +69,9 @@ def index(client: TestClient, *documents: dict[str, Any], user: str = "alice") -
     return body
 
 
-def search(client: TestClient, user: str = "alice", groups: list[str] | None = None, **body: Any) -> dict[str, Any]:
+def search(
+    client: TestClient, user: str = "alice", groups: list[str] | None = None, **body: Any
+) -> dict[str, Any]:
     response = client.post("/api/v1/search", json=body, headers=auth(user, groups))
     assert response.status_code == 200, response.text
     result: dict[str, Any] = response.json()

@@ -41,7 +41,9 @@ def test_resending_a_shorter_version_leaves_no_stale_chunk(client: TestClient) -
 
 
 def test_same_doc_id_under_two_doc_types_is_two_documents(client: TestClient) -> None:
-    index(client, doc("42", "a note about violins"), doc("42", "a file about cellos", doc_type="file"))
+    index(
+        client, doc("42", "a note about violins"), doc("42", "a file about cellos", doc_type="file")
+    )
     client.delete("/api/v1/documents/note/42", headers=auth())
     assert client.get("/api/v1/documents/note/42", headers=auth()).status_code == 404
     remaining = search(client, query="", limit=10)
@@ -84,7 +86,9 @@ def test_document_field_rules(client: TestClient) -> None:
         assert response.json()["error"]["field"] == f"documents[0].{field}"
     too_many = {"documents": [doc(str(i)) for i in range(257)]}
     assert client.post("/api/v1/documents", json=too_many, headers=auth()).status_code == 400
-    assert client.post("/api/v1/documents", json={"documents": []}, headers=auth()).status_code == 400
+    assert (
+        client.post("/api/v1/documents", json={"documents": []}, headers=auth()).status_code == 400
+    )
 
 
 def test_index_scope_is_required_to_write(client: TestClient) -> None:

@@ -118,4 +118,9 @@ def test_normalize_path_prefixes_is_case_sensitive() -> None:
 
 
 def test_folder_ancestors_are_whole_segments() -> None:
-    assert folder_ancestors("/Projects/x/b.md") == ["/", "/Projects", "/Projects/x", "/Projects/x/b.md"]
+    assert folder_ancestors("/Projects/x/b.md") == [
+        "/",
+        "/Projects",
+        "/Projects/x",
+        "/Projects/x/b.md",
+    ]

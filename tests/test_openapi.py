@@ -9,7 +9,9 @@ from scripts.export_openapi import TARGET, render
 
 def test_committed_openapi_matches_the_app(client: TestClient) -> None:
     committed = TARGET.read_text(encoding="utf-8")
-    assert committed == render(), "openapi/openapi.json drifted: run python -m scripts.export_openapi"
+    assert committed == render(), (
+        "openapi/openapi.json drifted: run python -m scripts.export_openapi"
+    )
     assert client.get("/openapi.json").json() == json.loads(committed)
 
 

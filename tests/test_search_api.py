@@ -6,7 +6,9 @@ from tests.helpers import auth, doc, ids, index, search
 
 CORPUS = [
     doc("cat", "The kitten slept all afternoon curled up on the warm windowsill.", title="Pets"),
-    doc("budget", "Quarterly revenue rose while operating costs fell, so the budget has a surplus."),
+    doc(
+        "budget", "Quarterly revenue rose while operating costs fell, so the budget has a surplus."
+    ),
     doc("k8s", "We deploy the containers to the cluster with Helm charts and rolling updates."),
     doc("rare", "The zygomorphic flowers of the orchid attract a single species of bee."),
     doc("pasta", "Boil the spaghetti in salted water and toss it with garlic and olive oil."),
@@ -20,7 +22,9 @@ def test_semantic_finds_a_paraphrase(model_client: TestClient) -> None:
     assert result["algorithm"] == "semantic"
 
 
-def test_bm25_finds_a_rare_exact_term_and_only_documents_holding_it(model_client: TestClient) -> None:
+def test_bm25_finds_a_rare_exact_term_and_only_documents_holding_it(
+    model_client: TestClient,
+) -> None:
     index(model_client, *CORPUS)
     result = search(model_client, query="zygomorphic", algorithm="bm25")
     assert ids(result) == ["rare"]
@@ -73,7 +77,9 @@ def test_a_user_never_sees_another_users_document(model_client: TestClient) -> N
         doc("team", "secret budget plan", owner="bob", acl=["group:eng"]),
     )
     for algorithm in ("hybrid", "semantic", "bm25"):
-        plain = search(model_client, query="secret budget", algorithm=algorithm, include_facets=True)
+        plain = search(
+            model_client, query="secret budget", algorithm=algorithm, include_facets=True
+        )
         assert sorted(ids(plain)) == ["mine", "shared"]
         assert plain["facets"]["owner"] == {"alice": 1, "bob": 1}
         member = search(model_client, groups=["eng"], query="secret budget", algorithm=algorithm)
@@ -83,16 +89,29 @@ def test_a_user_never_sees_another_users_document(model_client: TestClient) -> N
 
 
 def test_response_shape(model_client: TestClient) -> None:
-    index(model_client, doc("f", "the report", doc_type="file", file_path="/Projects/q3.md", tags=["x"]))
+    index(
+        model_client,
+        doc("f", "the report", doc_type="file", file_path="/Projects/q3.md", tags=["x"]),
+    )
     result = search(model_client, query="report")
     assert set(result) == {
-        "query", "algorithm", "fusion", "granularity", "results", "total_found",
-        "verified_chunk_count", "dropped_document_count", "filters", "timing_ms",
+        "query",
+        "algorithm",
+        "fusion",
+        "granularity",
+        "results",
+        "total_found",
+        "verified_chunk_count",
+        "dropped_document_count",
+        "filters",
+        "timing_ms",
     }
     hit = result["results"][0]
     assert hit["file_path"] == "/Projects/q3.md" and hit["modified_at"].endswith("Z")
     assert (hit["chunk_index"], hit["total_chunks"]) == (0, 1)
     assert set(result["timing_ms"]) == {"embed", "search", "verify", "total"}
-    assert model_client.get("/api/v1/status", headers=auth()).json()["embedding_model"].endswith(
-        "all-MiniLM-L6-v2"
+    assert (
+        model_client.get("/api/v1/status", headers=auth())
+        .json()["embedding_model"]
+        .endswith("all-MiniLM-L6-v2")
     )

@@ -124,7 +124,7 @@ class Bm25(SearchAlgorithm):
 
 
 class Hybrid(SearchAlgorithm):
-    """Dense and sparse branches, each carrying the full filter, fused by RRF (explicit k) or DBSF."""
+    """Dense and sparse branches, each with the full filter, fused by RRF (explicit k) or DBSF."""
 
     needs_dense = True
     needs_sparse = True
@@ -176,7 +176,7 @@ class Hybrid(SearchAlgorithm):
 
 
 class Browse(SearchAlgorithm):
-    """No query text: the newest matching documents first (one hit per document, its first chunk)."""
+    """No query text: newest matching documents first (one hit a document: its first chunk)."""
 
     def filter(self, principal: Principal, spec: FilterSpec) -> models.Filter:
         return build_filter(principal, spec, FIRST_CHUNK)

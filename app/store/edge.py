@@ -3,7 +3,7 @@
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import qdrant_edge as qe
 from qdrant_client import models
@@ -109,9 +109,8 @@ class EdgeStore:
 
     def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         records = self._shard.retrieve(list(ids), False, [DENSE_VECTOR])
-        return {
-            str(r.id): list(r.vector[DENSE_VECTOR]) for r in records if isinstance(r.vector, dict)
-        }
+        vectors = {str(r.id): r.vector[DENSE_VECTOR] for r in records if isinstance(r.vector, dict)}
+        return {id_: cast(list[float], v) for id_, v in vectors.items() if isinstance(v, list)}
 
     def scroll(self, filter: models.Filter, limit: int) -> list[Hit]:
         hits: list[Hit] = []

@@ -103,7 +103,7 @@ class ServerStore:
     def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         records = self._client.retrieve(self._collection, list(ids), with_vectors=[DENSE_VECTOR])
         return {
-            str(r.id): list(r.vector[DENSE_VECTOR])  # type: ignore[arg-type,index,call-overload]
+            str(r.id): list(r.vector[DENSE_VECTOR])  # type: ignore[arg-type]
             for r in records
             if isinstance(r.vector, dict)
         }

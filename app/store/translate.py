@@ -46,9 +46,9 @@ def _match(match: Any) -> Any:
     if isinstance(match, models.MatchValue):
         return qe.MatchValue(match.value)
     if isinstance(match, models.MatchAny):
-        return qe.MatchAny(list(match.any))
+        return qe.MatchAny(list(match.any))  # type: ignore[arg-type]
     if isinstance(match, models.MatchExcept):
-        return qe.MatchExcept(list(match.except_))
+        return qe.MatchExcept(list(match.except_))  # type: ignore[arg-type]
     raise UntranslatableError(f"match {type(match).__name__} has no Edge translation")
 
 
