@@ -80,10 +80,36 @@ def _batches(items: Iterator[dict[str, object]], size: int) -> Iterator[list[dic
         yield batch
 
 
-def _demo(_: argparse.Namespace) -> int:
-    lines = DEMO_CORPUS.read_text(encoding="utf-8").splitlines()
-    documents = (json.loads(line) for line in lines if line.strip())
-    return _index_locally(documents, len(lines), "demo corpus")
+def _demo(args: argparse.Namespace) -> int:
+    lines = [line for line in DEMO_CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    documents = [json.loads(line) for line in lines]
+    if not args.force and _already_indexed(documents):
+        print(f"demo corpus already loaded ({len(documents)} documents); --force reloads it")
+        return 0
+    return _index_locally(iter(documents), len(documents), "demo corpus")
+
+
+def _already_indexed(documents: list[dict[str, object]]) -> bool:
+    from qdrant_client import models
+
+    from app.ingest.pipeline import kind_condition
+    from app.search.algorithms import FIRST_CHUNK
+    from app.store.fields import DOC_KEY_FIELD, KIND_CHUNK
+    from app.store.open import open_store
+
+    keys = [f"{d['doc_type']}:{d['doc_id']}" for d in documents]
+    store = open_store(Settings())
+    try:
+        selector = models.Filter(
+            must=[
+                kind_condition(KIND_CHUNK),
+                FIRST_CHUNK,
+                models.FieldCondition(key=DOC_KEY_FIELD, match=models.MatchAny(any=keys)),
+            ]
+        )
+        return store.count(selector) == len(set(keys))
+    finally:
+        store.close()
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -110,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ingest.add_argument("--owner", default="dev", help="owner of the ingested documents")
     ingest.set_defaults(run=_ingest)
     demo = commands.add_parser("demo", help="load the bundled demo corpus")
+    demo.add_argument("--force", action="store_true", help="re-index even if already loaded")
     demo.set_defaults(run=_demo)
     args = parser.parse_args(argv)
     sys.exit(args.run(args))

@@ -1,6 +1,6 @@
 """One error tree, rendered by one handler into the envelope of API.md."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -18,6 +18,9 @@ class ServiceError(Exception):
         super().__init__(message)
         self.message = message
         self.field = field
+
+    def response(self) -> JSONResponse:
+        return error_response(self.status_code, self.code, self.message, self.field)
 
 
 class InvalidRequest(ServiceError):
@@ -101,13 +104,22 @@ _HTTP_CODES = {
 }
 
 
-def install_error_handlers(app: FastAPI) -> None:
+def install_error_handlers(
+    app: FastAPI,
+    special_validation: Callable[[Request, RequestValidationError], JSONResponse | None]
+    | None = None,
+) -> None:
+    """`special_validation` may answer a validation error its own way (the compat layer)."""
+
     async def on_service_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ServiceError)
-        return error_response(exc.status_code, exc.code, exc.message, exc.field)
+        return exc.response()
 
-    async def on_validation_error(_: Request, exc: Exception) -> JSONResponse:
+    async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
+        special = special_validation(request, exc) if special_validation else None
+        if special is not None:
+            return special
         message, field = describe_validation(exc.errors())
         return error_response(400, "invalid_request", message, field)
 

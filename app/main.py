@@ -13,6 +13,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
 from app.auth import Authenticator, load_api_keys
+from app.compat import compat_validation_error
 from app.config import Settings
 from app.embeddings.dense import DenseEncoder
 from app.errors import PayloadTooLarge, error_response, install_error_handlers
@@ -108,7 +109,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.astrolabe = state
-    install_error_handlers(app)
+    install_error_handlers(app, compat_validation_error)
     for module in (status, documents, search, viz):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

@@ -103,6 +103,22 @@ class SearchBody(FilterFields):
     granularity: Granularity = Granularity.CHUNK
     score_threshold: float = Field(default=0.0, ge=0, allow_inf_nan=False, strict=True)
     include_facets: StrictBool = False
+    # Fields the Astrolabe app's PHP client sends (docs/astrolabe.md).
+    include_chunks: StrictBool = Field(default=True, description="false: excerpts are empty.")
+    include_pca: StrictBool = Field(
+        default=False, description="Add coordinates_3d, query_coords and pca_variance."
+    )
+    rerank: StrictBool = Field(
+        default=False, description="No reranker is configured: true answers 422."
+    )
+    min_relevance: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        strict=True,
+        description="semantic: minimum cosine similarity; bm25 / hybrid (no fixed score scale):"
+        " minimum score relative to the best result of the page.",
+    )
 
     def to_query(self) -> SearchQuery:
         return SearchQuery(
@@ -112,10 +128,17 @@ class SearchBody(FilterFields):
             granularity=self.granularity,
             limit=self.limit,
             offset=self.offset,
-            score_threshold=self.score_threshold,
+            score_threshold=self._threshold(),
             spec=self.to_spec(),
             include_facets=self.include_facets,
         )
+
+    def _threshold(self) -> float:
+        """min_relevance is a cosine floor for semantic; other scores are cut relative to the
+        best result after ranking (app.compat.drop_less_relevant)."""
+        if self.min_relevance is not None and self.algorithm is Algorithm.SEMANTIC:
+            return max(self.score_threshold, self.min_relevance)
+        return self.score_threshold
 
 
 class AppliedFilters(BaseModel):
@@ -145,6 +168,7 @@ class AppliedFilters(BaseModel):
 class SearchResult(BaseModel):
     doc_type: str
     doc_id: str
+    id: str = Field(description="The document id again (what the Astrolabe app reads).")
     title: str
     excerpt: str
     score: float
@@ -156,15 +180,18 @@ class SearchResult(BaseModel):
     tags: list[str]
     category: str | None
     mime_type: str | None
+    path: str | None = Field(description="file_path again (what the Astrolabe app reads).")
 
     @classmethod
-    def of(cls, hit: Hit) -> "SearchResult":
+    def of(cls, hit: Hit, with_excerpt: bool = True) -> "SearchResult":
         p = hit.payload
         return cls(
             doc_type=p["doc_type"],
             doc_id=p["doc_id"],
+            id=p["doc_id"],
+            path=p.get("file_path"),
             title=p.get("title") or "",
-            excerpt=p.get("text") or "",
+            excerpt=(p.get("text") or "") if with_excerpt else "",
             score=round(hit.score, 6),
             chunk_index=int(p["chunk_index"]),
             total_chunks=int(p["total_chunks"]),
@@ -187,6 +214,9 @@ class Timing(BaseModel):
 class SearchResponse(BaseModel):
     query: str
     algorithm: Literal["hybrid", "semantic", "bm25"]
+    algorithm_used: Literal["hybrid", "semantic", "bm25"] = Field(
+        description="algorithm again (what the Astrolabe app reads)."
+    )
     fusion: Literal["rrf", "dbsf"]
     granularity: Literal["chunk", "document"]
     results: list[SearchResult]
@@ -208,13 +238,16 @@ class SearchResponse(BaseModel):
     timing_ms: Timing
 
     @classmethod
-    def of(cls, query: SearchQuery, outcome: SearchOutcome) -> "SearchResponse":
+    def of(
+        cls, query: SearchQuery, outcome: SearchOutcome, with_excerpts: bool = True
+    ) -> "SearchResponse":
         return cls(
             query=query.text,
             algorithm=query.algorithm.value,
+            algorithm_used=query.algorithm.value,
             fusion=query.fusion.value,
             granularity=query.granularity.value,
-            results=[SearchResult.of(hit) for hit in outcome.hits],
+            results=[SearchResult.of(hit, with_excerpts) for hit in outcome.hits],
             total_found=outcome.total_found,
             verified_chunk_count=outcome.verified_chunk_count,
             dropped_document_count=outcome.dropped_document_count,

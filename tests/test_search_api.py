@@ -97,6 +97,7 @@ def test_response_shape(model_client: TestClient) -> None:
     assert set(result) == {
         "query",
         "algorithm",
+        "algorithm_used",
         "fusion",
         "granularity",
         "results",

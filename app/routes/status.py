@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from qdrant_client import models
 
 from app import __version__
@@ -26,6 +26,8 @@ class StatusResponse(BaseModel):
     failed: int
     supported_algorithms: list[str]
     supported_fusions: list[str]
+    supported_search_types: list[str] = Field(description="Algorithms again (the app reads it).")
+    rerank_available: bool
 
 
 @router.get("/healthz")
@@ -66,4 +68,6 @@ def status(state: StateDep, engine: EngineDep) -> StatusResponse:
         failed=_count(engine, pending, _status_is("failed")),
         supported_algorithms=[a.value for a in Algorithm],
         supported_fusions=[f.value for f in FusionMethod],
+        supported_search_types=[a.value for a in Algorithm],
+        rerank_available=False,
     )

@@ -9,10 +9,9 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import Field
 
 from app.deps import EngineDep, SearcherDep
-from app.routes.search import ERRORS
+from app.routes.search import ERRORS, projection_of
 from app.schemas import FilterFields, SearchResponse
 from app.search.algorithms import Algorithm, FusionMethod
-from app.search.projection import project
 from app.search.service import Granularity, SearchQuery
 
 router = APIRouter(tags=["viz"])
@@ -72,10 +71,7 @@ async def viz_search(
         spec=filters.to_spec(),
     )
     outcome = await asyncio.to_thread(engine.search.search, principal, search)
-    vectors = await asyncio.to_thread(engine.store.dense_vectors, [h.id for h in outcome.hits])
-    projection = project(
-        [vectors[h.id] for h in outcome.hits if h.id in vectors], outcome.query_vector
-    )
+    projection = await projection_of(engine, outcome)
     body: dict[str, Any] = SearchResponse.of(search, outcome).model_dump(
         mode="json", exclude={"facets"}
     )
