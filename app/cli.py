@@ -4,6 +4,7 @@ import argparse
 import json
 import logging
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -58,12 +59,17 @@ def _index_locally(documents: Iterator[dict[str, object]], total: int, label: st
     try:
         indexer = Indexer(store, MiniLMEncoder(), Bm25Encoder())
         chunks = 0
+        started = time.perf_counter()
         with tqdm(total=total, desc=label, unit="doc") as bar:
             for batch in _batches(documents, 32):
                 jobs = indexer.accept(validate_batch(batch))
                 chunks += sum(indexer.index(jobs).values())
                 bar.update(len(batch))
-        print(f"indexed {total} documents, {chunks} chunks")
+        seconds = time.perf_counter() - started
+        print(
+            f"indexed {total} documents, {chunks} chunks in {seconds:.1f} s"
+            f" ({chunks / max(seconds, 1e-9):.1f} chunks/s)"
+        )
     finally:
         store.close()
     return 0

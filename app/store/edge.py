@@ -49,7 +49,11 @@ class EdgeStore:
             else qe.EdgeShard.create(str(path), _config())
         )
         self._write_lock = threading.Lock()
-        self.created_indexes = self._ensure_payload_indexes()
+        try:
+            self.created_indexes = self._ensure_payload_indexes()
+        except IndexConflict:
+            self._shard.close()  # release the directory lock before reporting
+            raise
 
     def _ensure_payload_indexes(self) -> list[str]:
         """Create missing payload indexes; never replace one of another type."""
