@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from app.errors import ServiceError
 from app.search.algorithms import Algorithm
-from app.search.projection import Projection
+from app.search.projection import EMPTY, Projection
 from app.store.base import Hit
 
 VECTOR_VIZ_PATH = "/api/v1/vector-viz/search"
@@ -76,6 +76,9 @@ def drop_less_relevant(
 
 
 def pca_fields(projection: Projection) -> dict[str, Any]:
+    """The app's PCA shape; it expects empty lists for fewer than 2 results."""
+    if len(projection.coordinates_3d) < 2:
+        projection = EMPTY
     variance = projection.variance + [0.0] * (3 - len(projection.variance))
     return {
         "coordinates_3d": projection.coordinates_3d,

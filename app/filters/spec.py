@@ -70,7 +70,10 @@ def _from_iso(text: str, field: str) -> int:
         ) from exc
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp())
+    seconds = int(moment.timestamp())
+    if not 0 <= seconds <= MAX_TIMESTAMP:
+        raise InvalidRequest(f"{field} is out of range (1970 to 9999 UTC): {text!r}", field)
+    return seconds
 
 
 def check_date_range(after: int | None, before: int | None) -> None:

@@ -86,7 +86,7 @@ def chunk_payload(doc: Document, index: int, total: int, text: str) -> dict[str,
         "modified_at": doc.modified_at,
         "file_path": doc.file_path,
         "folders": folders,
-        "top_folder": folders[1] if len(folders) > 2 else ("/" if folders else None),
+        "top_folder": folders[1] if len(folders) > 1 else None,  # the chip that selects it
         "tags": list(doc.tags),
         "category": doc.category,
         "mime_type": doc.mime_type,

@@ -67,6 +67,11 @@ class SearchAlgorithm(ABC):
     def filter(self, principal: Principal, spec: FilterSpec) -> models.Filter:
         return build_filter(principal, spec)
 
+    def ordered(self, hits: list[Hit]) -> list[Hit]:
+        """Best first, equal scores by point id: fusion ties come back in varying order, and
+        pages must neither repeat nor skip a result."""
+        return sorted(hits, key=lambda hit: (-hit.score, hit.id))
+
     @abstractmethod
     def candidates(
         self,
@@ -180,6 +185,9 @@ class Browse(SearchAlgorithm):
 
     def filter(self, principal: Principal, spec: FilterSpec) -> models.Filter:
         return build_filter(principal, spec, FIRST_CHUNK)
+
+    def ordered(self, hits: list[Hit]) -> list[Hit]:
+        return sorted(hits, key=lambda hit: (-int(hit.payload["modified_at"]), hit.id))
 
     def candidates(
         self,

@@ -19,9 +19,16 @@ EMPTY = Projection([], [], None, None, [])
 
 
 def project(vectors: list[list[float]], query: list[float] | None) -> Projection:
-    """Fewer than 2 points have no spread to show: empty coordinates."""
-    if len(vectors) < 2:
+    """One point per vector. A single point has no spread: it sits at the origin and the query
+    at its distance along the first axis."""
+    if not vectors:
         return EMPTY
+    if len(vectors) == 1:
+        gap = 0.0 if query is None else float(np.linalg.norm(np.subtract(query, vectors[0])))
+        origin = Projection([[0.0, 0.0]], [[0.0, 0.0, 0.0]], None, None, [])
+        if query is not None:
+            origin.query_2d, origin.query_3d = [round(gap, 5), 0.0], [round(gap, 5), 0.0, 0.0]
+        return origin
     matrix = np.asarray(vectors, dtype=np.float64)
     mean = matrix.mean(axis=0)
     centered = matrix - mean

@@ -168,7 +168,7 @@ class SearchService:
                 score_threshold=threshold,
             )
             exhausted = len(hits) < depth
-            ranked = self._rank(hits, query.granularity, verification)
+            ranked = self._rank(algorithm.ordered(hits), query.granularity, verification)
             if self._verify(principal, ranked[:wanted], verification):
                 continue  # some were dropped: rank again without them
             if len(ranked) >= wanted or exhausted or depth >= MAX_DEPTH:
