@@ -8,7 +8,7 @@ from typing import Any
 
 import jwt
 
-from app.errors import Forbidden, InvalidRequest, Unauthenticated
+from app.errors import Forbidden, Unauthenticated
 
 SCOPE_SEARCH = "search"
 SCOPE_INDEX = "index"
@@ -88,19 +88,28 @@ class Authenticator:
         return _principal_from_claims(claims, "token")
 
 
+class ApiKeysFileError(ValueError):
+    """SEARCH_API_KEYS_FILE cannot be used: the service must not start with it."""
+
+
 def load_api_keys(path: Path) -> dict[str, Principal]:
     """`{"<key>": {"sub": "alice", "groups": ["eng"], "scope": "search index"}}`."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise InvalidRequest(f"cannot read API keys file {path}: {exc}") from exc
+        raise ApiKeysFileError(f"cannot read API keys file {path}: {exc}") from exc
     if not isinstance(raw, dict):
-        raise InvalidRequest(f"API keys file {path} must hold a JSON object")
-    return {
-        str(key): _principal_from_claims(claims, f"API key file entry {index}")
-        for index, (key, claims) in enumerate(raw.items())
-        if isinstance(claims, dict)
-    }
+        raise ApiKeysFileError(f"API keys file {path} must hold a JSON object")
+    keys: dict[str, Principal] = {}
+    for index, (key, claims) in enumerate(raw.items()):
+        where = f"API keys file {path}, entry {index}"
+        if not key or not isinstance(claims, dict):
+            raise ApiKeysFileError(f"{where}: expected a non-empty key mapped to an object")
+        try:
+            keys[key] = _principal_from_claims(claims, where)
+        except Unauthenticated as exc:
+            raise ApiKeysFileError(exc.message) from exc
+    return keys
 
 
 DEV_PRINCIPAL = Principal(

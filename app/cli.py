@@ -20,7 +20,11 @@ def _serve(args: argparse.Namespace) -> int:
     from app.main import build_authenticator, create_app
 
     settings = Settings()
-    authenticator = build_authenticator(settings)
+    try:
+        authenticator = build_authenticator(settings)
+    except ValueError as exc:
+        print(f"refusing to start: {exc}", file=sys.stderr)
+        return 2
     if args.dev:
         token = new_dev_token()
         authenticator.add_key(token, DEV_PRINCIPAL)

@@ -71,9 +71,12 @@ def error_response(
     return JSONResponse(body.model_dump(), status_code=status_code, headers=headers)
 
 
+_LOCATIONS = ("body", "query", "path", "header")
+
+
 def validation_field(loc: tuple[int | str, ...]) -> str | None:
     """`("body", "documents", 0, "doc_id")` -> `documents[0].doc_id`."""
-    parts = [p for p in loc if p not in ("body", "query", "path", "header")]
+    parts = list(loc[1:] if loc and loc[0] in _LOCATIONS else loc)
     name = ""
     for part in parts:
         name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
@@ -87,6 +90,8 @@ def describe_validation(errors: Sequence[Any]) -> tuple[str, str | None]:
     first = errors[0]
     if first.get("type") == "json_invalid":
         return "request body is not valid JSON", None
+    if first.get("type") == "missing" and tuple(first.get("loc", ())) == ("body",):
+        return "request body is missing: send a JSON object", None
     field = validation_field(tuple(first.get("loc", ())))
     message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
     named = field is None or message.startswith(field)

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, HTTPException
 from fastapi.openapi.utils import get_openapi
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -49,8 +49,8 @@ class BodyLimit:
             nonlocal seen
             message = await receive()
             seen += len(message.get("body", b""))
-            if seen > self.max_bytes:
-                raise PayloadTooLarge(f"request body over {self.max_bytes} bytes")
+            if seen > self.max_bytes:  # an HTTPException passes FastAPI's body parsing as is
+                raise HTTPException(413, f"request body over {self.max_bytes} bytes")
             return message
 
         await self.app(scope, counted, send)

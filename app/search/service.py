@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from qdrant_client import models
+
 from app.auth import Principal
 from app.filters.conditions import build_filter
 from app.filters.spec import FilterSpec
@@ -24,6 +26,7 @@ from app.search.algorithms import (
 )
 from app.search.verify import DocRef, Verifier
 from app.store.base import Hit, Store
+from app.store.fields import DOC_KEY_FIELD
 
 BASE_DEPTH = 100  # candidates per branch at least: keeps ranks stable from page to page
 MAX_DEPTH = 40_000
@@ -124,7 +127,11 @@ class SearchService:
         ranked, exhausted = self._fill_page(algorithm, encoded, principal, query, verification)
         page = ranked[query.offset : query.offset + query.limit]
         total = self._total_found(algorithm, principal, query, ranked, exhausted, verification)
-        facets = self.facets(principal, query.spec) if query.include_facets else None
+        facets = (
+            self.facets(principal, query.spec, set(verification.dropped))
+            if query.include_facets
+            else None
+        )
         search_seconds = time.perf_counter() - search_started - verification.seconds
         if verification.dropped and self.forget_missing is not None:
             missing = [ref for ref, status in verification.dropped.items() if status == "missing"]
@@ -220,10 +227,13 @@ class SearchService:
             selector = build_filter(principal, query.spec, *([FIRST_CHUNK] if per_document else []))
         else:
             return len(ranked)
-        return max(len(ranked), self.store.count(selector) - len(verification.dropped))
+        return max(len(ranked), self.store.count(_excluding(selector, set(verification.dropped))))
 
-    def facets(self, principal: Principal, spec: FilterSpec) -> dict[str, dict[str, int]]:
-        """Per chip: visible matching documents under all the *other* filters."""
+    def facets(
+        self, principal: Principal, spec: FilterSpec, dropped: set[DocRef] | None = None
+    ) -> dict[str, dict[str, int]]:
+        """Per chip: visible matching documents under all the *other* filters (documents that
+        verify-on-read dropped left out)."""
         without = {
             "doc_type": ("doc_type", replace(spec, doc_types=())),
             "tags": ("tags", replace(spec, tags=(), tags_all=())),
@@ -232,6 +242,16 @@ class SearchService:
             "folders": ("top_folder", replace(spec, path_prefixes=())),
         }
         return {
-            name: self.store.facet(key, build_filter(principal, other, FIRST_CHUNK), FACET_LIMIT)
+            name: self.store.facet(
+                key, _excluding(build_filter(principal, other, FIRST_CHUNK), dropped), FACET_LIMIT
+            )
             for name, (key, other) in without.items()
         }
+
+
+def _excluding(selector: models.Filter, dropped: set[DocRef] | None) -> models.Filter:
+    if not dropped:
+        return selector
+    keys = [f"{doc_type}:{doc_id}" for doc_type, doc_id in sorted(dropped)]
+    gone = models.FieldCondition(key=DOC_KEY_FIELD, match=models.MatchAny(any=keys))
+    return models.Filter(must=selector.must, must_not=[gone])

@@ -28,6 +28,16 @@ def _conditions(value: Any) -> list[Any] | None:
     return [condition(item) for item in items]
 
 
+_UNMAPPED_FIELD_PARTS = (
+    "geo_bounding_box",
+    "geo_radius",
+    "geo_polygon",
+    "values_count",
+    "is_empty",
+    "is_null",
+)
+
+
 def condition(cond: Any) -> Any:
     if isinstance(cond, models.Filter):
         return filter_(cond)
@@ -36,6 +46,9 @@ def condition(cond: Any) -> Any:
     if isinstance(cond, models.IsEmptyCondition):
         return qe.IsEmptyCondition(key=cond.is_empty.key)
     if isinstance(cond, models.FieldCondition):
+        unmapped = [name for name in _UNMAPPED_FIELD_PARTS if getattr(cond, name) is not None]
+        if unmapped:
+            raise UntranslatableError(f"FieldCondition.{unmapped[0]} has no Edge translation")
         return qe.FieldCondition(key=cond.key, match=_match(cond.match), range=_range(cond.range))
     raise UntranslatableError(f"condition {type(cond).__name__} has no Edge translation")
 

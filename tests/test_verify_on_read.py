@@ -1,0 +1,315 @@
+"""Verify-on-read against a real HTTP endpoint of a fake source system, in a thread."""
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.embeddings.dense import HashingEncoder
+from tests.helpers import auth, doc, ids, index, running_app, search
+
+VERIFY_TOKEN = "verify-shared-secret"
+TIMEOUT = 0.5
+T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
+
+
+@dataclass
+class Source:
+    """The source system's verify endpoint: a status per document, a recorded request log and
+    a failure mode ("" = answer, "sleep", "500", "not-json", "bad-shape", "bad-status")."""
+
+    statuses: dict[tuple[str, str], str] = field(default_factory=dict)
+    mode: str = ""
+    url: str = ""
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "documents": [
+                {
+                    "doc_type": entry["doc_type"],
+                    "doc_id": entry["doc_id"],
+                    "status": self.statuses.get((entry["doc_type"], entry["doc_id"]), "ok"),
+                }
+                for entry in body["documents"]
+            ]
+        }
+
+    def asked(self) -> list[list[tuple[str, str]]]:
+        with self.lock:
+            return [
+                [(d["doc_type"], d["doc_id"]) for d in r["body"]["documents"]]
+                for r in self.requests
+            ]
+
+
+def handler_for(source: Source) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = json.loads(raw)
+            with source.lock:
+                source.requests.append(
+                    {
+                        "path": self.path,
+                        "headers": dict(self.headers.items()),
+                        "content_type": self.headers.get("Content-Type"),
+                        "body": body,
+                    }
+                )
+            mode = source.mode
+            status, payload = 200, b""
+            if mode == "sleep":
+                time.sleep(TIMEOUT * 4)
+                payload = json.dumps(source.answer(body)).encode()
+            elif mode == "500":
+                status = 500
+                payload = json.dumps(source.answer(body)).encode()  # a 5xx counts, not its body
+            elif mode == "not-json":
+                payload = b"<html>forbidden, probably</html>"
+            elif mode == "bad-shape":
+                payload = json.dumps({"docs": source.answer(body)["documents"]}).encode()
+            elif mode == "bad-status":
+                answer = source.answer(body)
+                answer["documents"][0]["status"] = "gone"
+                payload = json.dumps(answer).encode()
+            else:
+                payload = json.dumps(source.answer(body)).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except OSError:
+                pass  # the service gave up waiting (timeout): nobody is listening any more
+
+    return Handler
+
+
+@pytest.fixture
+def source() -> Iterator[Source]:
+    state = Source()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(state))
+    thread = threading.Thread(target=server.serve_forever, name="verify-source", daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/verify"
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def verified(tmp_path: Path, source: Source) -> Iterator[TestClient]:
+    """The app with verify-on-read pointed at `source`, holding ten notes n0..n9 (n0 newest)."""
+    with running_app(
+        tmp_path,
+        HashingEncoder(),
+        verify_url=source.url,
+        verify_token=VERIFY_TOKEN,
+        verify_timeout=TIMEOUT,
+    ) as client:
+        index(client, *NOTES)
+        yield client
+
+
+NOTES = [
+    doc(f"n{i}", f"comet sighting report number {i}", modified_at=T0 - i * 3600) for i in range(10)
+]
+
+
+def note(doc_id: str) -> tuple[str, str]:
+    return ("note", doc_id)
+
+
+def test_request_carries_user_distinct_documents_and_the_token(
+    tmp_path: Path, source: Source
+) -> None:
+    long_text = " ".join(["The comet tail glowed over the observatory tonight."] * 200)
+    with running_app(
+        tmp_path,
+        HashingEncoder(),
+        verify_url=source.url,
+        verify_token=VERIFY_TOKEN,
+        verify_timeout=TIMEOUT,
+    ) as client:
+        index(
+            client,
+            doc("long", long_text, owner="bob", acl=["user:carol"]),
+            doc("long", "comet tail observatory", doc_type="file", owner="bob", acl=["user:carol"]),
+        )
+        result = search(
+            client, user="carol", query="comet tail observatory", algorithm="bm25", limit=50
+        )
+    assert len(result["results"]) > 2  # several chunks of one document on the page
+    assert len(source.requests) == 1
+    request = source.requests[0]
+    assert request["path"] == "/verify"
+    assert request["headers"]["Authorization"] == f"Bearer {VERIFY_TOKEN}"
+    assert request["content_type"] == "application/json"
+    assert request["body"]["user"] == "carol"
+    documents = request["body"]["documents"]
+    assert all(set(entry) == {"doc_type", "doc_id"} for entry in documents)
+    refs = [(entry["doc_type"], entry["doc_id"]) for entry in documents]
+    assert sorted(refs) == [("file", "long"), ("note", "long")]
+    assert {(r["doc_type"], r["doc_id"]) for r in result["results"]} == set(refs)
+
+
+def test_no_token_header_without_a_verify_token(tmp_path: Path, source: Source) -> None:
+    with running_app(tmp_path, HashingEncoder(), verify_url=source.url) as client:
+        index(client, doc("1", "comet"))
+        search(client, query="comet")
+    assert len(source.requests) == 1
+    assert "Authorization" not in source.requests[0]["headers"]
+
+
+def test_forbidden_and_missing_are_dropped_and_the_page_still_fills(
+    verified: TestClient, source: Source
+) -> None:
+    source.statuses = {note("n0"): "forbidden", note("n2"): "missing", note("n5"): "forbidden"}
+    result = search(verified, query="", limit=4)
+    assert ids(result) == ["n1", "n3", "n4", "n6"]
+    assert result["dropped_document_count"] == 3
+    assert result["verified_chunk_count"] == 4
+    assert result["total_found"] == 7
+    every_result_was_verified = {ref for request in source.asked() for ref in request}
+    assert {note(i) for i in ids(result)} <= every_result_was_verified
+    for request in source.asked():
+        assert len(request) == len(set(request))  # one entry per distinct document
+    # no document is asked about twice within one search
+    asked = [ref for request in source.asked() for ref in request]
+    assert len(asked) == len(set(asked))
+
+
+def test_page_holds_every_remaining_match_when_fewer_than_limit(
+    verified: TestClient, source: Source
+) -> None:
+    source.statuses = {note(f"n{i}"): "forbidden" for i in range(0, 10, 2)}
+    for query in ("", "comet sighting report"):
+        for algorithm in ("hybrid", "semantic", "bm25"):
+            result = search(verified, query=query, algorithm=algorithm, limit=10)
+            assert sorted(ids(result)) == ["n1", "n3", "n5", "n7", "n9"], (query, algorithm)
+            assert result["dropped_document_count"] == 5
+            assert result["total_found"] == 5
+
+
+def test_dropping_works_for_every_algorithm_and_granularity(
+    verified: TestClient, source: Source
+) -> None:
+    source.statuses = {note("n3"): "forbidden", note("n7"): "forbidden"}
+    for algorithm in ("hybrid", "semantic", "bm25"):
+        for granularity in ("chunk", "document"):
+            result = search(
+                verified,
+                query="comet sighting report number",
+                algorithm=algorithm,
+                granularity=granularity,
+                limit=3,
+            )
+            assert len(result["results"]) == 3, (algorithm, granularity)
+            assert not {"n3", "n7"} & set(ids(result)), (algorithm, granularity)
+
+
+def test_missing_documents_are_deleted_from_the_index_forbidden_ones_are_not(
+    verified: TestClient, source: Source
+) -> None:
+    source.statuses = {note("n0"): "forbidden", note("n1"): "missing"}
+    result = search(verified, query="", limit=5)
+    assert ids(result) == ["n2", "n3", "n4", "n5", "n6"]
+    assert verified.get("/api/v1/documents/note/n1", headers=auth()).status_code == 404
+    assert verified.get("/api/v1/documents/note/n0", headers=auth()).status_code == 200
+    status = verified.get("/api/v1/status").json()
+    assert status["documents"] == 9
+    # the source now says everything is fine: the forbidden one comes back, the missing one not
+    source.statuses = {}
+    again = search(verified, query="", limit=3)
+    assert ids(again) == ["n0", "n2", "n3"]
+    assert again["dropped_document_count"] == 0
+    bm25 = search(verified, query="comet sighting report number 1", algorithm="bm25", limit=20)
+    assert "n1" not in ids(bm25)
+
+
+def test_an_empty_page_asks_nothing(verified: TestClient, source: Source) -> None:
+    result = search(verified, query="", doc_types=["deck_card"])
+    assert result["results"] == []
+    assert source.requests == []
+
+
+@pytest.mark.parametrize("mode", ["sleep", "500", "not-json", "bad-shape", "bad-status"])
+def test_a_failing_source_keeps_every_result(
+    verified: TestClient, source: Source, mode: str
+) -> None:
+    source.statuses = {note(f"n{i}"): "missing" for i in range(10)}
+    source.mode = mode
+    started = time.monotonic()
+    result = search(verified, query="", limit=4)
+    elapsed = time.monotonic() - started
+    assert ids(result) == ["n0", "n1", "n2", "n3"]
+    assert result["dropped_document_count"] == 0
+    assert result["verified_chunk_count"] == 4
+    assert len(source.requests) == 1  # asked, once
+    assert elapsed < TIMEOUT * 3  # did not wait for the sleeping source
+    if mode == "sleep":
+        assert result["timing_ms"]["verify"] >= TIMEOUT * 1000 * 0.9
+    # fail-open keeps results; it must not delete anything either
+    assert verified.get("/api/v1/documents/note/n0", headers=auth()).status_code == 200
+
+
+def test_without_a_verify_url_nothing_is_called(tmp_path: Path, source: Source) -> None:
+    source.statuses = {note("n0"): "missing"}
+    with running_app(tmp_path, HashingEncoder()) as client:
+        assert client.app.state.astrolabe.engine.verifier is None  # type: ignore[attr-defined]
+        index(client, *NOTES)
+        result = search(client, query="", limit=3)
+        assert ids(result) == ["n0", "n1", "n2"]
+        assert result["dropped_document_count"] == 0
+        assert result["timing_ms"]["verify"] == 0.0
+    assert source.requests == []
+
+
+def test_page_fills_from_deeper_candidates_when_the_first_hundred_are_dropped(
+    tmp_path: Path, source: Source
+) -> None:
+    many = [doc(f"m{i}", f"meteor log {i}", modified_at=T0 - i * 60) for i in range(130)]
+    source.statuses = {note(f"m{i}"): "forbidden" for i in range(115)}
+    with running_app(tmp_path, HashingEncoder(), verify_url=source.url) as client:
+        index(client, *many)
+        browse = search(client, query="", limit=10)
+        assert ids(browse) == [f"m{i}" for i in range(115, 125)]
+        assert browse["dropped_document_count"] == 115
+        assert browse["total_found"] == 15
+        ranked = search(client, query="meteor log", algorithm="bm25", limit=20)
+        assert sorted(ids(ranked)) == sorted(f"m{i}" for i in range(115, 130))
+        assert ranked["dropped_document_count"] == 115
+
+
+def test_total_found_leaves_out_every_chunk_of_a_dropped_document(
+    tmp_path: Path, source: Source
+) -> None:
+    """Semantic search without a threshold counts exactly (every visible chunk under the filter
+    matches; see SearchResponse.total_found): a dropped document takes all its chunks along."""
+    long_text = " ".join(f"Nebula survey chapter {i} maps the dust lanes." for i in range(200))
+    others = [doc(f"o{i}", f"plain note number {i}") for i in range(110)]
+    source.statuses = {note("long"): "forbidden"}
+    with running_app(tmp_path, HashingEncoder(), verify_url=source.url) as client:
+        index(client, doc("long", long_text), *others)
+        chunks = client.get("/api/v1/documents/note/long", headers=auth()).json()["chunks"]
+        assert chunks > 3
+        result = search(client, query="nebula survey dust lanes", algorithm="semantic")
+        assert "long" not in ids(result)
+        assert result["dropped_document_count"] == 1
+        assert result["total_found"] == 110  # 110 notes; none of the long one's chunks
