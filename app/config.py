@@ -20,9 +20,3 @@ class Settings(BaseSettings):
     verify_timeout: float = Field(default=2.0, gt=0)
     rrf_k: int = Field(default=60, ge=1)
     max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
-    chunk_tokens: int = Field(default=256, ge=16, le=512)
-    chunk_overlap_tokens: int = Field(default=32, ge=0)
-
-    @property
-    def backend(self) -> str:
-        return "server" if self.qdrant_url else "embedded"

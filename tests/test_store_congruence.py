@@ -25,8 +25,8 @@ from app.ingest.pipeline import Indexer
 from app.search.algorithms import Algorithm, FusionMethod, QueryEncoder
 from app.search.service import Granularity, SearchOutcome, SearchQuery, SearchService
 from app.store import translate
-from app.store.base import Hit, IndexConflict, Store
-from app.store.edge import EdgeStore, _config
+from app.store.base import Hit, Store
+from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, PAYLOAD_INDEXES
 from app.store.server import ServerStore
 from tests.helpers import doc
@@ -345,15 +345,6 @@ def test_restarting_edge_store_creates_no_index_twice(tmp_path: Path) -> None:
         assert third.created_indexes == []
     finally:
         third.close()
-
-
-def test_edge_store_refuses_an_index_of_another_type(tmp_path: Path) -> None:
-    shard = qe.EdgeShard.create(str(tmp_path / "c"), _config())
-    shard.update(qe.UpdateOperation.create_field_index("tags", qe.PayloadSchemaType.Integer))
-    shard.flush()
-    shard.close()
-    with pytest.raises(IndexConflict, match="tags"):
-        EdgeStore(tmp_path, "c")
 
 
 def test_server_store_creates_every_payload_index() -> None:
