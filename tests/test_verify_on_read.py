@@ -4,6 +4,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -113,16 +114,21 @@ def source() -> Iterator[Source]:
         thread.join(timeout=10)
 
 
-@pytest.fixture
-def verified(tmp_path: Path, source: Source) -> Iterator[TestClient]:
-    """The app with verify-on-read pointed at `source`, holding ten notes n0..n9 (n0 newest)."""
-    with running_app(
+def verifying_app(tmp_path: Path, source: Source) -> AbstractContextManager[TestClient]:
+    """The app with verify-on-read pointed at `source`, with the shared token and timeout."""
+    return running_app(
         tmp_path,
         HashingEncoder(),
         verify_url=source.url,
         verify_token=VERIFY_TOKEN,
         verify_timeout=TIMEOUT,
-    ) as client:
+    )
+
+
+@pytest.fixture
+def verified(tmp_path: Path, source: Source) -> Iterator[TestClient]:
+    """The app with verify-on-read pointed at `source`, holding ten notes n0..n9 (n0 newest)."""
+    with verifying_app(tmp_path, source) as client:
         index(client, *NOTES)
         yield client
 
@@ -140,13 +146,7 @@ def test_request_carries_user_distinct_documents_and_the_token(
     tmp_path: Path, source: Source
 ) -> None:
     long_text = " ".join(["The comet tail glowed over the observatory tonight."] * 200)
-    with running_app(
-        tmp_path,
-        HashingEncoder(),
-        verify_url=source.url,
-        verify_token=VERIFY_TOKEN,
-        verify_timeout=TIMEOUT,
-    ) as client:
+    with verifying_app(tmp_path, source) as client:
         index(
             client,
             doc("long", long_text, owner="bob", acl=["user:carol"]),
