@@ -9,7 +9,7 @@ from app import __version__
 from app.deps import EngineDep, StateDep
 from app.ingest.pipeline import kind_condition
 from app.search.algorithms import FIRST_CHUNK, Algorithm, FusionMethod
-from app.store.fields import DENSE_SIZE, KIND_CHUNK, KIND_PENDING
+from app.store.fields import KIND_CHUNK, KIND_PENDING
 
 router = APIRouter(tags=["status"])
 
@@ -61,7 +61,7 @@ def status(state: StateDep, engine: EngineDep) -> StatusResponse:
         backend=engine.store.backend,
         collection=state.settings.collection,
         embedding_model=engine.dense.name,
-        embedding_dimension=DENSE_SIZE,
+        embedding_dimension=engine.dense.dimension,
         documents=_count(engine, chunk, FIRST_CHUNK),
         chunks=_count(engine, chunk),
         pending=_count(engine, pending, _status_is("pending")),
