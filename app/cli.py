@@ -44,7 +44,18 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    uvicorn.run(create_app(settings, authenticator=authenticator), host=args.host, port=args.port)
+    dense = None
+    if settings.embedding_url:  # probed before serving: a mismatch must stop the start
+        from app.embeddings.choose import open_remote_encoder
+        from app.embeddings.remote import EmbeddingServerError, EmbeddingUnavailable
+
+        try:
+            dense = open_remote_encoder(settings.embedding_url, settings)
+        except (EmbeddingServerError, EmbeddingUnavailable) as exc:
+            print(f"refusing to start: {exc}", file=sys.stderr)
+            return 2
+    app = create_app(settings, authenticator=authenticator, dense=dense)
+    uvicorn.run(app, host=args.host, port=args.port)
     return 0
 
 
@@ -53,15 +64,16 @@ def _index_locally(documents: Iterator[dict[str, object]], total: int, label: st
     The embedded engine locks its directory, so run this while `serve` is stopped."""
     from tqdm import tqdm
 
-    from app.embeddings.dense import MiniLMEncoder
+    from app.embeddings.choose import open_dense_encoder
     from app.embeddings.sparse import Bm25Encoder
     from app.ingest.documents import validate_batch
     from app.ingest.pipeline import Indexer
     from app.store.open import open_store
 
-    store = open_store(Settings())
+    settings = Settings()
+    store = open_store(settings)
     try:
-        indexer = Indexer(store, MiniLMEncoder(), Bm25Encoder())
+        indexer = Indexer(store, open_dense_encoder(settings), Bm25Encoder())
         chunks = 0
         started = time.perf_counter()
         with tqdm(total=total, desc=label, unit="doc") as bar:

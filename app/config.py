@@ -20,3 +20,7 @@ class Settings(BaseSettings):
     verify_timeout: float = Field(default=2.0, gt=0)
     rrf_k: int = Field(default=60, ge=1)
     max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    # An OpenAI-compatible embedding server (`{url}/embeddings`); unset or empty: the local model.
+    embedding_url: str | None = None
+    embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    embedding_api_key: str | None = None

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 from app.auth import Authenticator
 from app.config import Settings
-from app.embeddings.dense import DenseEncoder, MiniLMEncoder
+from app.embeddings.choose import open_dense_encoder
+from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.errors import NotReady
 from app.ingest.pipeline import Indexer
@@ -49,7 +50,7 @@ class AppState:
 
 
 def build_engine(settings: Settings, store: Store, dense: DenseEncoder | None) -> Engine:
-    model = dense if dense is not None else MiniLMEncoder()
+    model = dense if dense is not None else open_dense_encoder(settings)
     sparse = Bm25Encoder()
     indexer = Indexer(store, model, sparse)
     verifier = (

@@ -1,0 +1,28 @@
+"""Which dense encoder the service uses: the local model, or an embedding server when
+`SEARCH_EMBEDDING_URL` is set (after its probe proved it computes the same vectors)."""
+
+import logging
+
+from app.config import Settings
+from app.embeddings.dense import DenseEncoder, MiniLMEncoder
+from app.embeddings.remote import RemoteEncoder, reference_probe_vector
+
+log = logging.getLogger(__name__)
+
+
+def open_remote_encoder(url: str, settings: Settings) -> RemoteEncoder:
+    """Raises EmbeddingMismatch, EmbeddingServerError or EmbeddingUnavailable: the start fails."""
+    encoder = RemoteEncoder(url, settings.embedding_model, settings.embedding_api_key)
+    try:
+        similarity = encoder.check_probe(reference_probe_vector())
+    except Exception:
+        encoder.close()
+        raise
+    log.info("embedding server %s matches the local model (probe cosine %.5f)", url, similarity)
+    return encoder
+
+
+def open_dense_encoder(settings: Settings) -> DenseEncoder:
+    if settings.embedding_url:
+        return open_remote_encoder(settings.embedding_url, settings)
+    return MiniLMEncoder()
