@@ -144,6 +144,48 @@ def _ingest(args: argparse.Namespace) -> int:
     return _index_locally(iter(found), len(found), "ingest")
 
 
+def _migrate(args: argparse.Namespace) -> int:
+    """Copy the embedded index (run while `serve` is stopped: Edge locks its directory)."""
+    from tqdm import tqdm
+
+    from app.migrate import Checkpoint, MigrationMismatch, copy_points, count_points, verify
+    from app.store.edge import EdgeStore
+    from app.store.server import ServerStore
+
+    settings = Settings()
+    if not (settings.data_dir / settings.collection / "edge_config.json").exists():
+        print(f"no embedded index at {settings.data_dir / settings.collection}", file=sys.stderr)
+        return 1
+    collection = args.collection or settings.collection
+    api_key = args.api_key or settings.qdrant_api_key
+    source = EdgeStore(settings.data_dir, settings.collection)
+    target: ServerStore | None = None
+    try:
+        target = ServerStore(args.to, api_key, collection)
+        checkpoint = Checkpoint(
+            settings.data_dir / f"{settings.collection}.migrate.json", f"{args.to}#{collection}"
+        )
+        _, already = checkpoint.load()
+        with tqdm(total=count_points(source).points, initial=already, unit="point") as bar:
+            copy_points(source, target, checkpoint, args.batch_size, bar.update)
+        try:
+            counts = verify(source, target)
+        except MigrationMismatch as exc:
+            print(f"migration not verified: {exc}", file=sys.stderr)
+            return 1
+        checkpoint.clear()
+    finally:
+        if target is not None:
+            target.close()
+        source.close()
+    print(
+        f"copied {counts.points} points ({counts.chunks} chunks, {counts.pending} placeholders)"
+        f" to collection '{collection}' at {args.to}; counts verified. Serve with"
+        f" SEARCH_QDRANT_URL={args.to} SEARCH_COLLECTION={collection}"
+    )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     parser = argparse.ArgumentParser(prog="astrolabe-search")
@@ -160,5 +202,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     demo = commands.add_parser("demo", help="load the bundled demo corpus")
     demo.add_argument("--force", action="store_true", help="re-index even if already loaded")
     demo.set_defaults(run=_demo)
+    migrate = commands.add_parser(
+        "migrate", help="copy the embedded index to a Qdrant server (no re-embedding)"
+    )
+    migrate.add_argument("--to", required=True, metavar="URL", help="the Qdrant server")
+    migrate.add_argument("--collection", help="target collection (default: SEARCH_COLLECTION)")
+    migrate.add_argument("--api-key", help="the server's API key (default: SEARCH_QDRANT_API_KEY)")
+    migrate.add_argument("--batch-size", type=int, default=256, help="points per write")
+    migrate.set_defaults(run=_migrate)
     args = parser.parse_args(argv)
     sys.exit(args.run(args))

@@ -36,6 +36,18 @@ def _hit(point: Any) -> Hit:
     return Hit(id=str(point.id), score=float(score), payload=dict(point.payload or {}))
 
 
+def _point_struct(record: Any) -> models.PointStruct:
+    vectors: dict[str, Any] = {}
+    for name, value in (record.vector or {}).items():
+        if isinstance(value, qe.SparseVector):
+            vectors[name] = models.SparseVector(
+                indices=list(value.indices), values=list(value.values)
+            )
+        else:
+            vectors[name] = list(value)
+    return models.PointStruct(id=str(record.id), vector=vectors, payload=dict(record.payload or {}))
+
+
 class EdgeStore:
     backend = "embedded"
 
@@ -131,6 +143,16 @@ class EdgeStore:
             if offset is None:
                 break
         return hits
+
+    def scroll_points(
+        self, offset: str | None, limit: int
+    ) -> tuple[list[models.PointStruct], str | None]:
+        """One page of whole points (vectors and payload), in id order, from `offset` on; and the
+        offset of the next page (None at the end). For copying the index elsewhere."""
+        request = qe.ScrollRequest(offset=offset, limit=limit, with_payload=True, with_vector=True)
+        records, next_offset = self._shard.scroll(request)
+        points = [_point_struct(r) for r in records]
+        return points, None if next_offset is None else str(next_offset)
 
     def count(self, filter: models.Filter | None = None) -> int:
         return self._shard.count(qe.CountRequest(exact=True, filter=translate.filter_(filter)))
