@@ -12,7 +12,7 @@ RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY app ./app
-RUN pip install .
+RUN pip install . && astrolabe-search export-model
 RUN HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
     python -c "from app.embeddings.dense import MiniLMEncoder; MiniLMEncoder().encode(['probe'])"
 

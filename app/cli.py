@@ -186,6 +186,21 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export_model(args: argparse.Namespace) -> int:
+    from app.embeddings.model_files import onnx_path
+
+    target = onnx_path(args.model_dir or Settings().model_dir)
+    if target.exists() and not args.force:
+        print(f"ONNX model already exported: {target}")
+        return 0
+    from app.embeddings.export import export_onnx
+
+    started = time.perf_counter()
+    export_onnx(target)
+    print(f"exported the ONNX model to {target} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     parser = argparse.ArgumentParser(prog="astrolabe-search")
@@ -210,5 +225,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     migrate.add_argument("--api-key", help="the server's API key (default: SEARCH_QDRANT_API_KEY)")
     migrate.add_argument("--batch-size", type=int, default=256, help="points per write")
     migrate.set_defaults(run=_migrate)
+    export = commands.add_parser(
+        "export-model", help="export the shipped MiniLM weights to ONNX (needs torch)"
+    )
+    export.add_argument("--model-dir", type=Path, help="default: SEARCH_MODEL_DIR or the venv")
+    export.add_argument("--force", action="store_true", help="export again even if present")
+    export.set_defaults(run=_export_model)
     args = parser.parse_args(argv)
     sys.exit(args.run(args))

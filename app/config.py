@@ -10,6 +10,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SEARCH_", env_file=".env", extra="ignore")
 
     data_dir: Path = Path("./data")
+    # Where the exported ONNX model lives; None: inside the Python environment (see model_files).
+    model_dir: Path | None = None
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
     collection: str = "astrolabe"

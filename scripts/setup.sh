@@ -16,3 +16,5 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
+# The serving model: MiniLM exported to ONNX from the shipped weights (skipped when present).
+.venv/bin/astrolabe-search export-model

@@ -25,4 +25,4 @@ def open_remote_encoder(url: str, settings: Settings) -> RemoteEncoder:
 def open_dense_encoder(settings: Settings) -> DenseEncoder:
     if settings.embedding_url:
         return open_remote_encoder(settings.embedding_url, settings)
-    return MiniLMEncoder()
+    return MiniLMEncoder(settings.model_dir)

