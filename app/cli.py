@@ -66,7 +66,7 @@ def _index_locally(documents: Iterator[dict[str, object]], total: int, label: st
 
     from app.embeddings.choose import open_dense_encoder
     from app.embeddings.sparse import Bm25Encoder
-    from app.ingest.documents import validate_batch
+    from app.ingest.models import validate_batch
     from app.ingest.pipeline import Indexer
     from app.store.open import open_store
 
@@ -112,24 +112,14 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _already_indexed(documents: list[dict[str, object]]) -> bool:
-    from qdrant_client import models
-
-    from app.ingest.pipeline import kind_condition
-    from app.search.algorithms import FIRST_CHUNK
-    from app.store.fields import DOC_KEY_FIELD, KIND_CHUNK
+    from app.filters.selectors import documents_with_keys
+    from app.store.fields import doc_key
     from app.store.open import open_store
 
-    keys = [f"{d['doc_type']}:{d['doc_id']}" for d in documents]
+    keys = [doc_key(str(d["doc_type"]), str(d["doc_id"])) for d in documents]
     store = open_store(Settings())
     try:
-        selector = models.Filter(
-            must=[
-                kind_condition(KIND_CHUNK),
-                FIRST_CHUNK,
-                models.FieldCondition(key=DOC_KEY_FIELD, match=models.MatchAny(any=keys)),
-            ]
-        )
-        return store.count(selector) == len(set(keys))
+        return store.count(documents_with_keys(keys)) == len(set(keys))
     finally:
         store.close()
 

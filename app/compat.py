@@ -1,5 +1,5 @@
-"""What the Astrolabe app's PHP client (`McpServerClient`) expects beyond API.md: its 422 bodies,
-its relevance floor and its PCA shape. The search itself is the one search service."""
+"""What the Astrolabe app's PHP client (`McpServerClient`) expects beyond docs/api.md: its 422
+bodies (docs/astrolabe.md). The search itself is the one search service."""
 
 from typing import Any
 
@@ -9,8 +9,6 @@ from fastapi.responses import JSONResponse
 
 from app.errors import ServiceError
 from app.search.algorithms import Algorithm
-from app.search.projection import EMPTY, Projection
-from app.store.base import Hit
 
 VECTOR_VIZ_PATH = "/api/v1/vector-viz/search"
 # Fields only the PHP client sends: a request carrying one speaks the app's dialect.
@@ -62,26 +60,3 @@ def compat_validation_error(request: Request, exc: RequestValidationError) -> JS
         ):
             return unsupported_search_type(error.get("input")).response()
     return None
-
-
-def drop_less_relevant(
-    hits: list[Hit], algorithm: Algorithm, min_relevance: float | None
-) -> list[Hit]:
-    """bm25 / hybrid scores have no fixed scale: min_relevance is relative to the best hit.
-    (semantic's floor is a cosine threshold applied inside the engine.)"""
-    if min_relevance is None or algorithm is Algorithm.SEMANTIC or not hits:
-        return hits
-    best = max(hit.score for hit in hits)
-    return [hit for hit in hits if hit.score >= min_relevance * best]
-
-
-def pca_fields(projection: Projection) -> dict[str, Any]:
-    """The app's PCA shape; it expects empty lists for fewer than 2 results."""
-    if len(projection.coordinates_3d) < 2:
-        projection = EMPTY
-    variance = projection.variance + [0.0] * (3 - len(projection.variance))
-    return {
-        "coordinates_3d": projection.coordinates_3d,
-        "query_coords": projection.query_3d or [],
-        "pca_variance": {"pc1": variance[0], "pc2": variance[1], "pc3": variance[2]},
-    }

@@ -6,7 +6,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.auth import SCOPE_INDEX, SCOPE_SEARCH, Principal
-from app.state import AppState, Engine
+from app.state import AppState, Services
 
 _bearer = HTTPBearer(auto_error=False, description="A JWT (HS256) or a static API key.")
 
@@ -19,30 +19,31 @@ def get_state(request: Request) -> AppState:
 StateDep = Annotated[AppState, Depends(get_state)]
 
 
-def get_engine(state: StateDep) -> Engine:
-    return state.require_engine()
+def get_services(state: StateDep) -> Services:
+    return state.require_services()
 
 
-EngineDep = Annotated[Engine, Depends(get_engine)]
+ServicesDep = Annotated[Services, Depends(get_services)]
 
 
-def _principal(
+def authenticated(
     state: StateDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
-    header = f"Bearer {credentials.credentials}" if credentials else None
-    return state.authenticator.authenticate(header)
+    """Any valid token (HTTPBearer has already split off the scheme)."""
+    return state.authenticator.authenticate(credentials.credentials if credentials else None)
 
 
-def searcher(principal: Annotated[Principal, Depends(_principal)]) -> Principal:
+def may_search(principal: Annotated[Principal, Depends(authenticated)]) -> Principal:
     principal.require(SCOPE_SEARCH)
     return principal
 
 
-def indexer(principal: Annotated[Principal, Depends(_principal)]) -> Principal:
+def may_index(principal: Annotated[Principal, Depends(authenticated)]) -> Principal:
     principal.require(SCOPE_INDEX)
     return principal
 
 
-SearcherDep = Annotated[Principal, Depends(searcher)]
-IndexerDep = Annotated[Principal, Depends(indexer)]
+PrincipalDep = Annotated[Principal, Depends(authenticated)]
+SearchPrincipal = Annotated[Principal, Depends(may_search)]
+IndexPrincipal = Annotated[Principal, Depends(may_index)]

@@ -1,5 +1,8 @@
-"""One error tree, rendered by one handler into the envelope of API.md."""
+"""One error tree, rendered by one handler into the envelope of docs/api.md. A class carries
+its HTTP status and its stable code; a subclass inherits the status of its family (a store's
+`EngineUnavailable` is an `Unavailable`: 503), so the status follows from where it sits."""
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -9,10 +12,15 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+log = logging.getLogger(__name__)
+
 
 class ServiceError(Exception):
+    """Something the service answers for; a bare one is a 500 whose message is not shown."""
+
     status_code = 500
     code = "internal_error"
+    public = True  # False: the message may hold internals; the client gets a generic one
 
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)
@@ -20,6 +28,9 @@ class ServiceError(Exception):
         self.field = field
 
     def response(self) -> JSONResponse:
+        if not self.public:
+            log.error("%s: %s", self.code, self.message, exc_info=self)
+            return error_response(self.status_code, self.code, "internal server error")
         return error_response(self.status_code, self.code, self.message, self.field)
 
 
@@ -48,8 +59,14 @@ class PayloadTooLarge(ServiceError):
     code = "payload_too_large"
 
 
-class NotReady(ServiceError):
+class Unavailable(ServiceError):
+    """Try again later: the service or what it depends on cannot answer now."""
+
     status_code = 503
+    code = "unavailable"
+
+
+class NotReady(Unavailable):
     code = "not_ready"
 
 
@@ -83,19 +100,37 @@ def validation_field(loc: tuple[int | str, ...]) -> str | None:
     return name or None
 
 
-def describe_validation(errors: Sequence[Any]) -> tuple[str, str | None]:
-    """Pydantic's first error -> (message naming the field, dotted field path)."""
+def describe_validation(errors: Sequence[Any], body: Any = None) -> tuple[str, str | None]:
+    """Pydantic's first error -> (message naming the field, dotted field path). `body`, the
+    request body, lets a bad document be named by its key."""
     if not errors:
         return "invalid request", None
     first = errors[0]
     if first.get("type") == "json_invalid":
         return "request body is not valid JSON", None
-    if first.get("type") == "missing" and tuple(first.get("loc", ())) == ("body",):
+    loc = tuple(first.get("loc", ()))
+    if first.get("type") == "missing" and loc == ("body",):
         return "request body is missing: send a JSON object", None
-    field = validation_field(tuple(first.get("loc", ())))
-    message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-    named = field is None or message.startswith(field)
-    return (message if named else f"{field}: {message}"), field
+    field = validation_field(loc)
+    if first.get("type") == "extra_forbidden":
+        message = f"unknown field '{field}'"
+    else:
+        message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+        message = message if field is None or message.startswith(field) else f"{field}: {message}"
+    return _name_document(message, loc, body), field
+
+
+def _name_document(message: str, loc: tuple[Any, ...], body: Any) -> str:
+    """`documents[1].modified_at: ...` -> `document 1 (note:bad): ...`."""
+    inner = loc[1:] if loc and loc[0] in _LOCATIONS else loc
+    if len(inner) < 2 or inner[0] != "documents" or not isinstance(inner[1], int):
+        return message
+    raw = body.get("documents") if isinstance(body, dict) else None
+    entry = raw[inner[1]] if isinstance(raw, list) and inner[1] < len(raw) else None
+    name = "?"
+    if isinstance(entry, dict):
+        name = f"{entry.get('doc_type', '?')}:{entry.get('doc_id', '?')}"
+    return f"document {inner[1]} ({name}): {message}"
 
 
 _HTTP_CODES = {
@@ -116,27 +151,23 @@ def install_error_handlers(
 ) -> None:
     """`special_validation` may answer a validation error its own way (the compat layer)."""
 
-    async def on_service_error(_: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, ServiceError)
+    @app.exception_handler(ServiceError)
+    async def on_service_error(_: Request, exc: ServiceError) -> JSONResponse:
         return exc.response()
 
-    async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, RequestValidationError)
+    @app.exception_handler(RequestValidationError)
+    async def on_validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         special = special_validation(request, exc) if special_validation else None
         if special is not None:
             return special
-        message, field = describe_validation(exc.errors())
-        return error_response(400, "invalid_request", message, field)
+        message, field = describe_validation(exc.errors(), exc.body)
+        return error_response(InvalidRequest.status_code, InvalidRequest.code, message, field)
 
-    async def on_http_error(_: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, StarletteHTTPException)
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "error")
         return error_response(exc.status_code, code, str(exc.detail))
 
+    @app.exception_handler(Exception)
     async def on_unexpected(_: Request, exc: Exception) -> JSONResponse:
-        return error_response(500, "internal_error", "internal server error")
-
-    app.add_exception_handler(ServiceError, on_service_error)
-    app.add_exception_handler(RequestValidationError, on_validation_error)
-    app.add_exception_handler(StarletteHTTPException, on_http_error)
-    app.add_exception_handler(Exception, on_unexpected)
+        return error_response(500, ServiceError.code, "internal server error")

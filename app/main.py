@@ -18,11 +18,12 @@ from app.config import Settings
 from app.embeddings.dense import DenseEncoder
 from app.errors import PayloadTooLarge, error_response, install_error_handlers
 from app.routes import documents, search, status, viz
-from app.state import AppState, close_engine, load_engine
+from app.state import AppState, close_services, load_services
 from app.store.open import open_store
 
 DESCRIPTION = """Hybrid (dense all-MiniLM-L6-v2 + BM25) search over document chunks, with rich
-filters applied inside the engine, access rules and verify-on-read. The contract is API.md."""
+filters applied inside the engine, access rules and verify-on-read. The contract, with the date
+and folder rules and the verify-on-read protocol, is docs/api.md in the repository."""
 
 
 class BodyLimit:
@@ -93,14 +94,14 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = open_store(settings)
         loader = threading.Thread(
-            target=load_engine, args=(state, store, dense), name="astrolabe-loader", daemon=True
+            target=load_services, args=(state, store, dense), name="astrolabe-loader", daemon=True
         )
         loader.start()
         try:
             yield
         finally:
             loader.join()
-            close_engine(state)
+            close_services(state)
 
     app = FastAPI(
         title="Astrolabe Search",

@@ -11,8 +11,9 @@ from typing import Protocol
 
 from qdrant_client import models
 
+from app.filters import selectors
+from app.filters.selectors import Selector
 from app.store.base import Store
-from app.store.fields import KIND_CHUNK, KIND_FIELD, KIND_PENDING
 
 BATCH_SIZE = 256
 
@@ -22,7 +23,7 @@ class PointSource(Protocol):
         self, offset: str | None, limit: int
     ) -> tuple[list[models.PointStruct], str | None]: ...
 
-    def count(self, filter: models.Filter | None = None) -> int: ...
+    def count(self, filter: Selector | None = None) -> int: ...
 
 
 class MigrationMismatch(RuntimeError):
@@ -36,14 +37,10 @@ class Counts:
     pending: int
 
 
-def _kind(kind: str) -> models.Filter:
-    return models.Filter(
-        must=[models.FieldCondition(key=KIND_FIELD, match=models.MatchValue(value=kind))]
-    )
-
-
 def count_points(store: PointSource | Store) -> Counts:
-    return Counts(store.count(), store.count(_kind(KIND_CHUNK)), store.count(_kind(KIND_PENDING)))
+    return Counts(
+        store.count(), store.count(selectors.chunks()), store.count(selectors.placeholders())
+    )
 
 
 @dataclass

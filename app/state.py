@@ -13,23 +13,26 @@ from app.embeddings.sparse import Bm25Encoder
 from app.errors import NotReady
 from app.ingest.pipeline import Indexer
 from app.ingest.queue import IndexQueue
+from app.ingest.service import IngestService
 from app.search.algorithms import QueryEncoder
+from app.search.api import SearchApi
 from app.search.service import SearchService
 from app.search.verify import DocRef, Verifier
 from app.store.base import Store
+from app.store.fields import doc_key
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
-class Engine:
-    """The parts that exist once the store and the models are loaded."""
+class Services:
+    """The parts that exist once the store and the models are loaded (the engine itself,
+    Qdrant, is behind `store`)."""
 
     store: Store
     dense: DenseEncoder
-    indexer: Indexer
-    queue: IndexQueue
-    search: SearchService
+    ingest: IngestService
+    search: SearchApi
     verifier: Verifier | None
 
 
@@ -38,18 +41,18 @@ class AppState:
     settings: Settings
     authenticator: Authenticator
     started_at: float = field(default_factory=time.monotonic)
-    engine: Engine | None = None
+    services: Services | None = None
     error: str | None = None
     ready: threading.Event = field(default_factory=threading.Event)
 
-    def require_engine(self) -> Engine:
-        if self.engine is None:
+    def require_services(self) -> Services:
+        if self.services is None:
             detail = f": {self.error}" if self.error else ", still loading"
             raise NotReady(f"the search engine is not ready{detail}")
-        return self.engine
+        return self.services
 
 
-def build_engine(settings: Settings, store: Store, dense: DenseEncoder | None) -> Engine:
+def build_services(settings: Settings, store: Store, dense: DenseEncoder | None) -> Services:
     model = dense if dense is not None else open_dense_encoder(settings)
     sparse = Bm25Encoder()
     indexer = Indexer(store, model, sparse)
@@ -61,20 +64,20 @@ def build_engine(settings: Settings, store: Store, dense: DenseEncoder | None) -
 
     def forget_missing(refs: list[DocRef]) -> None:
         for doc_type, doc_id in refs:
-            indexer.delete(f"{doc_type}:{doc_id}")
+            indexer.delete(doc_key(doc_type, doc_id))
 
     search = SearchService(
         store, QueryEncoder(model, sparse), settings.rrf_k, verifier, forget_missing
     )
     queue = IndexQueue(indexer)
     queue.start()
-    return Engine(store, model, indexer, queue, search, verifier)
+    return Services(store, model, IngestService(indexer, queue), SearchApi(search, store), verifier)
 
 
-def load_engine(state: AppState, store: Store, dense: DenseEncoder | None) -> None:
+def load_services(state: AppState, store: Store, dense: DenseEncoder | None) -> None:
     """Runs in a thread at start-up so /healthz answers while the model loads."""
     try:
-        state.engine = build_engine(state.settings, store, dense)
+        state.services = build_services(state.settings, store, dense)
         log.info("engine ready after %.1f s", time.monotonic() - state.started_at)
     except Exception as exc:
         log.exception("the engine failed to start")
@@ -83,12 +86,12 @@ def load_engine(state: AppState, store: Store, dense: DenseEncoder | None) -> No
         state.ready.set()
 
 
-def close_engine(state: AppState) -> None:
-    engine = state.engine
-    state.engine = None
-    if engine is None:
+def close_services(state: AppState) -> None:
+    services = state.services
+    state.services = None
+    if services is None:
         return
-    engine.queue.stop()
-    if engine.verifier is not None:
-        engine.verifier.close()
-    engine.store.close()
+    services.ingest.queue.stop()
+    if services.verifier is not None:
+        services.verifier.close()
+    services.store.close()

@@ -15,7 +15,7 @@ from pathlib import Path
 from app.auth import Principal
 from app.embeddings.dense import MiniLMEncoder
 from app.embeddings.sparse import Bm25Encoder
-from app.ingest.documents import validate_batch
+from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.search.algorithms import Algorithm, FusionMethod, QueryEncoder
 from app.search.service import SearchQuery, SearchService

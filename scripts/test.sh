@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Sets up, then runs every check CI runs: lint, format, types, the whole test suite.
+# Sets up, then runs every check CI runs: lint, format, types, the whole test suite with its
+# coverage report (the run fails below the floor).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 .venv/bin/ruff check app tests bench scripts
 .venv/bin/ruff format --check app tests bench scripts
 .venv/bin/mypy
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest --cov --cov-report=term-missing:skip-covered --cov-fail-under=85 "$@"

@@ -4,14 +4,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import jwt
+import pytest
 from fastapi.testclient import TestClient
 
 from app.auth import Authenticator, Principal
 from app.config import Settings
-from app.embeddings.dense import DenseEncoder
+from app.embeddings.dense import DenseEncoder, HashingEncoder
 from app.main import create_app
 
 JWT_SECRET = "test-secret-that-is-long-enough-for-hs256"
@@ -80,3 +81,84 @@ def search(
 
 def ids(result: dict[str, Any]) -> list[str]:
     return [r["doc_id"] for r in result["results"]]
+
+
+# --- filter and search helpers over HTTP ----------------------------------------------------
+
+MAY_4 = 1_777_888_800  # 2026-05-04T10:00:00Z
+DAY = 86_400
+LONG = " ".join(f"Sentence {i} is about the lantern in the garden." for i in range(70))
+ALGORITHMS = ("hybrid", "semantic", "bm25")
+# (algorithm, granularity, query): every ranked mode, and browse (empty query).
+MODES = [(a, g, "lantern garden") for a in ALGORITHMS for g in ("chunk", "document")] + [
+    ("hybrid", "chunk", ""),
+    ("hybrid", "document", ""),
+]
+
+
+def post_search(
+    client: TestClient, user: str = "alice", groups: list[str] | None = None, **body: Any
+) -> tuple[int, dict[str, Any]]:
+    response = client.post("/api/v1/search", json=body, headers=auth(user, groups))
+    payload: dict[str, Any] = response.json()
+    return response.status_code, payload
+
+
+def viz(
+    client: TestClient, user: str = "alice", groups: list[str] | None = None, **params: Any
+) -> tuple[int, dict[str, Any]]:
+    response = client.get("/viz/search", params=params, headers=auth(user, groups))
+    payload: dict[str, Any] = response.json()
+    return response.status_code, payload
+
+
+def browse(client: TestClient, user: str = "alice", **filters: Any) -> list[str]:
+    """Sorted ids of every matching document (browse mode)."""
+    return sorted(ids(search(client, user=user, query="", limit=100, **filters)))
+
+
+def shared_app(
+    tmp_path_factory: pytest.TempPathFactory, *documents: dict[str, Any]
+) -> Iterator[TestClient]:
+    """One app with a fixed corpus for a module's read-only tests (starting one costs I/O)."""
+    with running_app(tmp_path_factory.mktemp("shared"), HashingEncoder()) as shared:
+        index(shared, *documents)
+        yield shared
+
+
+def assert_invalid(status: int, body: dict[str, Any], field: str) -> None:
+    assert status == 400, body
+    assert body["error"]["code"] == "invalid_request"
+    assert body["error"]["field"] == field
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+
+
+def facets(client: TestClient, groups: list[str] | None = None, **body: Any) -> dict[str, Any]:
+    result = search(client, groups=groups, include_facets=True, **body)
+    value: dict[str, Any] = result["facets"]
+    return value
+
+
+class Response(Protocol):
+    """What the assertions read of a TestClient response (httpx or httpx2)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+    def json(self) -> Any: ...
+
+
+def envelope(response: Response, status: int, code: str, field: str | None = None) -> str:
+    """Asserts the exact error envelope (docs/api.md) and returns its message."""
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"}, body
+    assert set(body["error"]) == {"code", "message", "field"}, body
+    assert body["error"]["code"] == code, body
+    assert body["error"]["field"] == field, body
+    message = body["error"]["message"]
+    assert isinstance(message, str) and message, body
+    return message

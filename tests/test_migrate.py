@@ -10,7 +10,7 @@ from qdrant_client import models
 from app import cli
 from app.embeddings.dense import HashingEncoder
 from app.embeddings.sparse import Bm25Encoder
-from app.ingest.documents import validate_batch
+from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.migrate import Checkpoint, MigrationMismatch, copy_points, count_points, verify
 from app.store.edge import EdgeStore

@@ -24,6 +24,7 @@ def test_openapi_documents_the_contract() -> None:
         ("/api/v1/documents/{doc_type}/{doc_id}", "get"),
         ("/api/v1/documents/{doc_type}/{doc_id}", "delete"),
         ("/api/v1/status", "get"),
+        ("/api/v1/me", "get"),
         ("/viz/search", "get"),
         ("/healthz", "get"),
         ("/readyz", "get"),
@@ -32,3 +33,15 @@ def test_openapi_documents_the_contract() -> None:
     search = paths["/api/v1/search"]["post"]["responses"]
     assert {"200", "400", "401", "403"} <= set(search)
     assert "bearer" in json.dumps(spec["components"]["securitySchemes"]).lower()
+
+
+def test_openapi_types_every_document_field() -> None:
+    schemas = json.loads(render())["components"]["schemas"]
+    documents = schemas["DocumentBatch"]["properties"]["documents"]
+    assert documents["items"] == {"$ref": "#/components/schemas/DocumentIn"}
+    assert {"doc_type", "doc_id", "owner", "modified_at", "acl"} <= set(
+        schemas["DocumentIn"]["properties"]
+    )
+    for name in ("DocumentIn", "DocumentBatch", "SearchBody"):
+        assert schemas[name]["additionalProperties"] is False, name
+        assert name == "DocumentBatch" or schemas[name]["examples"], name

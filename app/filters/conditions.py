@@ -1,14 +1,37 @@
-"""The ONE filter builder: principal + FilterSpec -> engine conditions, for every search path."""
+"""The search filter: principal + FilterSpec -> engine conditions, for every search path. Built
+once per search; the variants a search needs (per document, without verify-dropped documents,
+without one facet's own filter) are cut from the same conditions."""
+
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from qdrant_client import models
 
 from app.auth import Principal
+from app.filters.selectors import FIRST_CHUNK, IS_CHUNK, of_documents, readable_by
 from app.filters.spec import FilterSpec
-from app.store.fields import (
-    ACCESS_FIELD,
-    KIND_CHUNK,
-    KIND_FIELD,
-)
+from app.store import fields
+
+
+class Facet(StrEnum):
+    """The filter chips: each counts documents under all the *other* filters."""
+
+    DOC_TYPE = "doc_type"
+    TAGS = "tags"
+    CATEGORY = "category"
+    OWNER = "owner"
+    FOLDERS = "folders"
+
+
+# The payload key each chip counts, and the FilterSpec fields its own filter is made of.
+FACET_KEYS: dict[Facet, str] = {
+    Facet.DOC_TYPE: fields.DOC_TYPE,
+    Facet.TAGS: fields.TAGS,
+    Facet.CATEGORY: fields.CATEGORY,
+    Facet.OWNER: fields.OWNER,
+    Facet.FOLDERS: fields.TOP_FOLDER,
+}
 
 
 def access_principals(principal: Principal) -> list[str]:
@@ -16,41 +39,70 @@ def access_principals(principal: Principal) -> list[str]:
     return [f"user:{principal.user}"] + [f"group:{group}" for group in principal.groups]
 
 
-def build_base_filter_conditions(principal: Principal, spec: FilterSpec) -> list[models.Condition]:
-    """Conditions that every result must meet: searchable chunk, readable, inside the filters."""
-    conditions: list[models.Condition] = [
-        models.FieldCondition(key=KIND_FIELD, match=models.MatchValue(value=KIND_CHUNK)),
-        models.FieldCondition(
-            key=ACCESS_FIELD, match=models.MatchAny(any=access_principals(principal))
-        ),
-    ]
-    if spec.doc_types:
-        conditions.append(_any_of("doc_type", spec.doc_types))
+def _any_of(key: str, values: tuple[str, ...]) -> list[models.Condition]:
+    return (
+        [models.FieldCondition(key=key, match=models.MatchAny(any=list(values)))] if values else []
+    )
+
+
+def _spec_conditions(spec: FilterSpec) -> dict[Facet | None, list[models.Condition]]:
+    """The spec's conditions grouped by the chip whose own filter they are (None: no chip)."""
+    dates: list[models.Condition] = []
     if spec.modified_after is not None or spec.modified_before is not None:
-        conditions.append(
+        dates.append(
             models.FieldCondition(
-                key="modified_at",
+                key=fields.MODIFIED_AT,
                 range=models.Range(gte=spec.modified_after, lte=spec.modified_before),
             )
         )
-    if spec.path_prefixes:
-        conditions.append(_any_of("folders", spec.path_prefixes))
-    if spec.tags:
-        conditions.append(_any_of("tags", spec.tags))
-    conditions.extend(
-        models.FieldCondition(key="tags", match=models.MatchValue(value=tag))
+    every_tag: list[models.Condition] = [
+        models.FieldCondition(key=fields.TAGS, match=models.MatchValue(value=tag))
         for tag in spec.tags_all
+    ]
+    return {
+        Facet.DOC_TYPE: _any_of(fields.DOC_TYPE, spec.doc_types),
+        None: dates,
+        Facet.FOLDERS: _any_of(fields.FOLDERS, spec.path_prefixes),
+        Facet.TAGS: _any_of(fields.TAGS, spec.tags) + every_tag,
+        Facet.CATEGORY: _any_of(fields.CATEGORY, spec.categories),
+        Facet.OWNER: _any_of(fields.OWNER, spec.owners),
+    }
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """What every result of one search must meet: a searchable chunk, readable by the
+    principal, inside every filter of the spec."""
+
+    base: tuple[models.Condition, ...]
+    parts: dict[Facet | None, list[models.Condition]]
+    excluded: tuple[str, ...] = ()
+
+    def selector(self, *, first_chunk: bool = False, without: Facet | None = None) -> models.Filter:
+        """The engine filter; `first_chunk`: one point per document; `without`: that chip's
+        own filter left out (its facet counts)."""
+        must = list(self.base)
+        for facet, conditions in self.parts.items():
+            if facet is not without or facet is None:
+                must.extend(conditions)
+        if first_chunk:
+            must.append(FIRST_CHUNK)
+        if not self.excluded:
+            return models.Filter(must=must)
+        return models.Filter(must=must, must_not=[of_documents(self.excluded)])
+
+    def excluding(self, keys: Collection[str]) -> "SearchFilter":
+        """The same filter without these documents (e.g. dropped by verify-on-read)."""
+        return replace(self, excluded=tuple(sorted(keys))) if keys else self
+
+
+def search_filter(principal: Principal, spec: FilterSpec) -> SearchFilter:
+    return SearchFilter(
+        base=(IS_CHUNK, readable_by(access_principals(principal))),
+        parts=_spec_conditions(spec),
     )
-    if spec.categories:
-        conditions.append(_any_of("category", spec.categories))
-    if spec.owners:
-        conditions.append(_any_of("owner", spec.owners))
-    return conditions
 
 
-def build_filter(principal: Principal, spec: FilterSpec, *extra: models.Condition) -> models.Filter:
-    return models.Filter(must=[*build_base_filter_conditions(principal, spec), *extra])
-
-
-def _any_of(key: str, values: tuple[str, ...]) -> models.FieldCondition:
-    return models.FieldCondition(key=key, match=models.MatchAny(any=list(values)))
+def build_filter(principal: Principal, spec: FilterSpec) -> models.Filter:
+    """The search filter in one call (tests and one-off callers)."""
+    return search_filter(principal, spec).selector()

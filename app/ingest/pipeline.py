@@ -12,19 +12,14 @@ from qdrant_client import models
 
 from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import Bm25Encoder
+from app.filters import selectors
 from app.filters.spec import folder_ancestors
 from app.ingest.chunking import chunk_text
 from app.ingest.documents import Document
+from app.ingest.models import DocumentStatus
+from app.store import fields
 from app.store.base import Hit, Store
-from app.store.fields import (
-    ACCESS_FIELD,
-    DENSE_VECTOR,
-    DOC_KEY_FIELD,
-    KIND_CHUNK,
-    KIND_FIELD,
-    KIND_PENDING,
-    SPARSE_VECTOR,
-)
+from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 
 _revisions = itertools.count(time.time_ns())
 
@@ -37,12 +32,12 @@ def placeholder_id(doc_key: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{doc_key}:placeholder"))
 
 
-def doc_key_condition(doc_key: str) -> models.FieldCondition:
-    return models.FieldCondition(key=DOC_KEY_FIELD, match=models.MatchValue(value=doc_key))
-
-
-def kind_condition(kind: str) -> models.FieldCondition:
-    return models.FieldCondition(key=KIND_FIELD, match=models.MatchValue(value=kind))
+@dataclass(frozen=True)
+class IndexCounts:
+    documents: int  # indexed documents
+    chunks: int  # searchable chunks
+    pending: int  # accepted, waiting to be indexed
+    failed: int  # accepted, indexing failed
 
 
 @dataclass(frozen=True)
@@ -55,15 +50,15 @@ class Job:
 
 def placeholder_point(doc: Document, revision: int, error: str | None = None) -> models.PointStruct:
     payload = {
-        KIND_FIELD: KIND_PENDING,
-        DOC_KEY_FIELD: doc.key,
-        "doc_type": doc.doc_type,
-        "doc_id": doc.doc_id,
-        "modified_at": doc.modified_at,
-        "revision": revision,
-        "status": "failed" if error else "pending",
-        "error": error,
-        "document": doc.to_payload(),
+        fields.KIND: fields.KIND_PENDING,
+        fields.DOC_KEY: doc.key,
+        fields.DOC_TYPE: doc.doc_type,
+        fields.DOC_ID: doc.doc_id,
+        fields.MODIFIED_AT: doc.modified_at,
+        fields.REVISION: revision,
+        fields.STATUS: fields.STATUS_FAILED if error else fields.STATUS_PENDING,
+        fields.ERROR: error,
+        fields.DOCUMENT: doc.to_payload(),
     }
     return models.PointStruct(id=placeholder_id(doc.key), vector={}, payload=payload)
 
@@ -72,24 +67,24 @@ def chunk_payload(doc: Document, index: int, total: int, text: str) -> dict[str,
     is_file = doc.doc_type == "file" and doc.file_path is not None
     folders = folder_ancestors(doc.file_path) if is_file and doc.file_path else []
     return {
-        KIND_FIELD: KIND_CHUNK,
-        DOC_KEY_FIELD: doc.key,
-        ACCESS_FIELD: [f"user:{doc.owner}", *doc.acl],
-        "doc_type": doc.doc_type,
-        "doc_id": doc.doc_id,
-        "title": doc.title,
-        "text": text,
-        "chunk_index": index,
-        "total_chunks": total,
-        "owner": doc.owner,
-        "acl": list(doc.acl),
-        "modified_at": doc.modified_at,
-        "file_path": doc.file_path,
-        "folders": folders,
-        "top_folder": folders[1] if len(folders) > 1 else None,  # the chip that selects it
-        "tags": list(doc.tags),
-        "category": doc.category,
-        "mime_type": doc.mime_type,
+        fields.KIND: fields.KIND_CHUNK,
+        fields.DOC_KEY: doc.key,
+        fields.READERS: [f"user:{doc.owner}", *doc.acl],
+        fields.DOC_TYPE: doc.doc_type,
+        fields.DOC_ID: doc.doc_id,
+        fields.TITLE: doc.title,
+        fields.TEXT: text,
+        fields.CHUNK_INDEX: index,
+        fields.TOTAL_CHUNKS: total,
+        fields.OWNER: doc.owner,
+        fields.ACL: list(doc.acl),
+        fields.MODIFIED_AT: doc.modified_at,
+        fields.FILE_PATH: doc.file_path,
+        fields.FOLDERS: folders,
+        fields.TOP_FOLDER: folders[1] if len(folders) > 1 else None,  # the chip that selects it
+        fields.TAGS: list(doc.tags),
+        fields.CATEGORY: doc.category,
+        fields.MIME_TYPE: doc.mime_type,
     }
 
 
@@ -116,14 +111,8 @@ class Indexer:
 
     def pending_jobs(self) -> list[Job]:
         """Accepted documents not yet indexed, e.g. after a restart."""
-        selector = models.Filter(
-            must=[
-                kind_condition(KIND_PENDING),
-                models.FieldCondition(key="status", match=models.MatchValue(value="pending")),
-            ]
-        )
-        hits = self.store.scroll(selector, limit=10_000_000)
-        jobs = [Job(h.payload[DOC_KEY_FIELD], int(h.payload["revision"])) for h in hits]
+        hits = self.store.scroll(selectors.pending(), limit=10_000_000)
+        jobs = [Job(h.payload[fields.DOC_KEY], int(h.payload[fields.REVISION])) for h in hits]
         return sorted(jobs, key=lambda job: job.revision)
 
     def index(self, jobs: Sequence[Job]) -> dict[Job, int]:
@@ -155,7 +144,7 @@ class Indexer:
 
     def delete(self, doc_key: str) -> bool:
         with self._lock:
-            selector = models.Filter(must=[doc_key_condition(doc_key)])
+            selector = selectors.points_of(doc_key)
             if self.store.count(selector) == 0:
                 return False
             self.store.delete(selector)
@@ -167,25 +156,25 @@ class Indexer:
 
     def _current(self, jobs: Sequence[Job]) -> list[tuple[Job, Document]]:
         found = {
-            h.payload[DOC_KEY_FIELD]: h
+            h.payload[fields.DOC_KEY]: h
             for h in self.store.retrieve([placeholder_id(job.doc_key) for job in jobs])
         }
         current = []
         for job in jobs:
             hit = found.get(job.doc_key)
             if hit is not None and self._is_revision(hit, job):
-                current.append((job, Document.from_payload(hit.payload["document"])))
+                current.append((job, Document.from_payload(hit.payload[fields.DOCUMENT])))
         return current
 
     @staticmethod
     def _is_revision(hit: Hit, job: Job) -> bool:
-        return int(hit.payload.get("revision", -1)) == job.revision
+        return int(hit.payload.get(fields.REVISION, -1)) == job.revision
 
     def _placeholder_document(self, job: Job) -> Document | None:
         hits = self.store.retrieve([placeholder_id(job.doc_key)])
         if not hits or not self._is_revision(hits[0], job):
             return None
-        return Document.from_payload(hits[0].payload["document"])
+        return Document.from_payload(hits[0].payload[fields.DOCUMENT])
 
     def _replace(self, job: Job, points: list[models.PointStruct]) -> bool:
         """Upsert the new chunk set, drop chunks past its end, then the placeholder: at no moment
@@ -194,23 +183,31 @@ class Indexer:
             if self._placeholder_document(job) is None:
                 return False  # deleted or re-sent meanwhile: a newer job owns the document
             self.store.upsert(points)
-            stale = models.Filter(
-                must=[
-                    doc_key_condition(job.doc_key),
-                    kind_condition(KIND_CHUNK),
-                    models.FieldCondition(key="chunk_index", range=models.Range(gte=len(points))),
-                ]
-            )
-            self.store.delete(stale)
-            self.store.delete(
-                models.Filter(
-                    must=[
-                        doc_key_condition(job.doc_key),
-                        kind_condition(KIND_PENDING),
-                        models.FieldCondition(
-                            key="revision", match=models.MatchValue(value=job.revision)
-                        ),
-                    ]
-                )
-            )
+            self.store.delete(selectors.chunks_of_from(job.doc_key, len(points)))
+            self.store.delete(selectors.placeholder_of(job.doc_key, job.revision))
             return True
+
+    def status(self, doc_key: str) -> DocumentStatus | None:
+        """Where one document stands; None if it is unknown."""
+        placeholder = placeholder_id(doc_key)
+        found = self.store.retrieve([placeholder, chunk_point_id(doc_key, 0)])
+        if not found:
+            return None
+        chunks = self.store.count(selectors.chunks_of(doc_key))
+        waiting = next((hit for hit in found if hit.id == placeholder), None)
+        if waiting is None:
+            return DocumentStatus.of(found[0].payload, "indexed", chunks, None)
+        return DocumentStatus.of(
+            waiting.payload[fields.DOCUMENT],
+            waiting.payload.get(fields.STATUS, fields.STATUS_PENDING),
+            chunks,
+            waiting.payload.get(fields.ERROR),
+        )
+
+    def counts(self) -> IndexCounts:
+        return IndexCounts(
+            documents=self.store.count(selectors.documents()),
+            chunks=self.store.count(selectors.chunks()),
+            pending=self.store.count(selectors.pending()),
+            failed=self.store.count(selectors.failed()),
+        )

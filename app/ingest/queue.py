@@ -35,10 +35,6 @@ class IndexQueue:
         self._items.put(None)
         self._thread.join()
 
-    @property
-    def backlog(self) -> int:
-        return self._items.qsize()
-
     def submit(self, job: Job) -> "Future[int]":
         item = _Item(job)
         self._items.put(item)

@@ -1,73 +1,41 @@
-"""Liveness, readiness and the service status."""
+"""Liveness, readiness, the service status, and who a token is."""
 
-from fastapi import APIRouter
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
-from qdrant_client import models
+from fastapi import APIRouter, Response
 
-from app import __version__
-from app.deps import EngineDep, StateDep
-from app.ingest.pipeline import kind_condition
-from app.search.algorithms import FIRST_CHUNK, Algorithm, FusionMethod
-from app.store.fields import KIND_CHUNK, KIND_PENDING
+from app.deps import PrincipalDep, ServicesDep, StateDep
+from app.errors import ErrorBody
+from app.status import Health, Me, Readiness, StatusResponse
 
 router = APIRouter(tags=["status"])
 
 
-class StatusResponse(BaseModel):
-    version: str
-    backend: str
-    collection: str
-    embedding_model: str
-    embedding_dimension: int
-    documents: int
-    chunks: int
-    pending: int
-    failed: int
-    supported_algorithms: list[str]
-    supported_fusions: list[str]
-    supported_search_types: list[str] = Field(description="Algorithms again (the app reads it).")
-    rerank_available: bool
+@router.get("/healthz", response_model=Health)
+def healthz() -> Health:
+    """200 while the process lives."""
+    return Health()
 
 
-@router.get("/healthz")
-def healthz() -> dict[str, str]:
-    return {"status": "ok"}
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    response_model_exclude_none=True,
+    responses={503: {"model": Readiness, "description": "engine or models not ready"}},
+)
+def readyz(state: StateDep, response: Response) -> Readiness:
+    """200 once the engine and the models are ready, 503 before (or if the start failed)."""
+    readiness = Readiness.of(state)
+    if readiness.status != "ready":
+        response.status_code = 503
+    return readiness
 
 
-@router.get("/readyz", responses={503: {"description": "engine or models not ready"}})
-def readyz(state: StateDep) -> JSONResponse:
-    if state.engine is None:
-        status = "failed" if state.error else "loading"
-        body = {"status": status} | ({"error": state.error} if state.error else {})
-        return JSONResponse(body, status_code=503)
-    return JSONResponse({"status": "ready"})
+@router.get("/api/v1/status", response_model=StatusResponse, responses={503: {"model": ErrorBody}})
+def status(state: StateDep, services: ServicesDep) -> StatusResponse:
+    """Version, backend, collection, embedding model, counts, supported algorithms."""
+    return StatusResponse.of(state.settings, services)
 
 
-def _count(engine: EngineDep, *conditions: models.Condition) -> int:
-    return engine.store.count(models.Filter(must=list(conditions)))
-
-
-def _status_is(value: str) -> models.FieldCondition:
-    return models.FieldCondition(key="status", match=models.MatchValue(value=value))
-
-
-@router.get("/api/v1/status", response_model=StatusResponse)
-def status(state: StateDep, engine: EngineDep) -> StatusResponse:
-    chunk = kind_condition(KIND_CHUNK)
-    pending = kind_condition(KIND_PENDING)
-    return StatusResponse(
-        version=__version__,
-        backend=engine.store.backend,
-        collection=state.settings.collection,
-        embedding_model=engine.dense.name,
-        embedding_dimension=engine.dense.dimension,
-        documents=_count(engine, chunk, FIRST_CHUNK),
-        chunks=_count(engine, chunk),
-        pending=_count(engine, pending, _status_is("pending")),
-        failed=_count(engine, pending, _status_is("failed")),
-        supported_algorithms=[a.value for a in Algorithm],
-        supported_fusions=[f.value for f in FusionMethod],
-        supported_search_types=[a.value for a in Algorithm],
-        rerank_available=False,
-    )
+@router.get("/api/v1/me", response_model=Me, responses={401: {"model": ErrorBody}})
+def me(principal: PrincipalDep) -> Me:
+    """Who the bearer token is (any valid token, whatever its scopes)."""
+    return Me.of(principal)

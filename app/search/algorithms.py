@@ -1,5 +1,5 @@
-"""The search algorithms. Each one asks the engine for the best `depth` chunks under the filter
-of the one shared builder, applied inside the engine on every branch before fusion."""
+"""The search algorithms. Each one asks the engine for the best `depth` chunks under the search
+filter (`app.filters.conditions`), applied inside the engine on every branch before fusion."""
 
 import time
 from abc import ABC, abstractmethod
@@ -8,11 +8,10 @@ from enum import StrEnum
 
 from qdrant_client import models
 
-from app.auth import Principal
 from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import Bm25Encoder
-from app.filters.conditions import build_filter
-from app.filters.spec import FilterSpec
+from app.filters.selectors import Selector
+from app.store import fields
 from app.store.base import Hit, Store
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 
@@ -26,9 +25,6 @@ class Algorithm(StrEnum):
 class FusionMethod(StrEnum):
     RRF = "rrf"
     DBSF = "dbsf"
-
-
-FIRST_CHUNK = models.FieldCondition(key="chunk_index", match=models.MatchValue(value=0))
 
 
 @dataclass
@@ -60,12 +56,10 @@ class SearchAlgorithm(ABC):
 
     needs_dense = False
     needs_sparse = False
+    per_document = False  # True: candidates are first chunks only, one per document
 
     def __init__(self, store: Store) -> None:
         self.store = store
-
-    def filter(self, principal: Principal, spec: FilterSpec) -> models.Filter:
-        return build_filter(principal, spec)
 
     def ordered(self, hits: list[Hit]) -> list[Hit]:
         """Best first, equal scores by point id: fusion ties come back in varying order, and
@@ -77,8 +71,7 @@ class SearchAlgorithm(ABC):
         self,
         *,
         query: Encoded,
-        principal: Principal,
-        spec: FilterSpec,
+        where: Selector,
         depth: int,
         score_threshold: float | None,
     ) -> list[Hit]: ...
@@ -91,15 +84,14 @@ class Semantic(SearchAlgorithm):
         self,
         *,
         query: Encoded,
-        principal: Principal,
-        spec: FilterSpec,
+        where: Selector,
         depth: int,
         score_threshold: float | None,
     ) -> list[Hit]:
         return self.store.query(
             query=models.NearestQuery(nearest=query.dense or []),
             using=DENSE_VECTOR,
-            filter=self.filter(principal, spec),
+            filter=where,
             limit=depth,
             score_threshold=score_threshold,
         )
@@ -112,8 +104,7 @@ class Bm25(SearchAlgorithm):
         self,
         *,
         query: Encoded,
-        principal: Principal,
-        spec: FilterSpec,
+        where: Selector,
         depth: int,
         score_threshold: float | None,
     ) -> list[Hit]:
@@ -122,7 +113,7 @@ class Bm25(SearchAlgorithm):
         return self.store.query(
             query=models.NearestQuery(nearest=query.sparse),
             using=SPARSE_VECTOR,
-            filter=self.filter(principal, spec),
+            filter=where,
             limit=depth,
             score_threshold=score_threshold,
         )
@@ -143,17 +134,15 @@ class Hybrid(SearchAlgorithm):
         self,
         *,
         query: Encoded,
-        principal: Principal,
-        spec: FilterSpec,
+        where: Selector,
         depth: int,
         score_threshold: float | None,
     ) -> list[Hit]:
-        flt = self.filter(principal, spec)
         branches = [
             models.Prefetch(
                 query=models.NearestQuery(nearest=query.dense or []),
                 using=DENSE_VECTOR,
-                filter=flt,
+                filter=where,
                 limit=depth,
             )
         ]
@@ -162,7 +151,7 @@ class Hybrid(SearchAlgorithm):
                 models.Prefetch(
                     query=models.NearestQuery(nearest=query.sparse),
                     using=SPARSE_VECTOR,
-                    filter=flt,
+                    filter=where,
                     limit=depth,
                 )
             )
@@ -174,7 +163,7 @@ class Hybrid(SearchAlgorithm):
         return self.store.query(
             query=fusion,
             prefetch=branches,
-            filter=flt,
+            filter=where,
             limit=depth,
             score_threshold=score_threshold,
         )
@@ -183,25 +172,23 @@ class Hybrid(SearchAlgorithm):
 class Browse(SearchAlgorithm):
     """No query text: newest matching documents first (one hit a document: its first chunk)."""
 
-    def filter(self, principal: Principal, spec: FilterSpec) -> models.Filter:
-        return build_filter(principal, spec, FIRST_CHUNK)
+    per_document = True
 
     def ordered(self, hits: list[Hit]) -> list[Hit]:
-        return sorted(hits, key=lambda hit: (-int(hit.payload["modified_at"]), hit.id))
+        return sorted(hits, key=lambda hit: (-int(hit.payload[fields.MODIFIED_AT]), hit.id))
 
     def candidates(
         self,
         *,
         query: Encoded,
-        principal: Principal,
-        spec: FilterSpec,
+        where: Selector,
         depth: int,
         score_threshold: float | None,
     ) -> list[Hit]:
         return self.store.query(
             query=models.OrderByQuery(
-                order_by=models.OrderBy(key="modified_at", direction=models.Direction.DESC)
+                order_by=models.OrderBy(key=fields.MODIFIED_AT, direction=models.Direction.DESC)
             ),
-            filter=self.filter(principal, spec),
+            filter=where,
             limit=depth,
         )

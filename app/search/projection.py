@@ -1,9 +1,12 @@
 """PCA of the result embeddings for the /viz map: 2D and 3D coordinates, the query projected
 into the same space."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from app.store.base import Hit, Store
 
 
 @dataclass
@@ -16,6 +19,12 @@ class Projection:
 
 
 EMPTY = Projection([], [], None, None, [])
+
+
+def project_hits(store: Store, hits: Sequence[Hit], query: list[float] | None) -> Projection:
+    """PCA of these hits' dense vectors (read from the store), the query in the same space."""
+    vectors = store.dense_vectors([hit.id for hit in hits])
+    return project([vectors[hit.id] for hit in hits if hit.id in vectors], query)
 
 
 def project(vectors: list[list[float]], query: list[float] | None) -> Projection:

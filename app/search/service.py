@@ -4,16 +4,13 @@ every algorithm) comes through here."""
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 
-from qdrant_client import models
-
 from app.auth import Principal
-from app.filters.conditions import build_filter
+from app.filters.conditions import FACET_KEYS, SearchFilter, search_filter
 from app.filters.spec import FilterSpec
 from app.search.algorithms import (
-    FIRST_CHUNK,
     Algorithm,
     Bm25,
     Browse,
@@ -25,8 +22,8 @@ from app.search.algorithms import (
     Semantic,
 )
 from app.search.verify import DocRef, Verifier
+from app.store import fields
 from app.store.base import Hit, Store
-from app.store.fields import DOC_KEY_FIELD
 
 BASE_DEPTH = 100  # candidates per branch at least: keeps ranks stable from page to page
 MAX_DEPTH = 40_000
@@ -49,10 +46,27 @@ class SearchQuery:
     score_threshold: float = 0.0
     spec: FilterSpec = field(default_factory=FilterSpec)
     include_facets: bool = False
+    # semantic: a cosine floor; bm25 / hybrid (no fixed score scale): a floor relative to the
+    # best result. Applied before paging and counting.
+    min_relevance: float | None = None
 
     @property
     def browse(self) -> bool:
         return not self.text.strip()
+
+    @property
+    def engine_threshold(self) -> float:
+        """The score floor the engine applies (0: none)."""
+        if self.min_relevance is not None and self.algorithm is Algorithm.SEMANTIC:
+            return max(self.score_threshold, self.min_relevance)
+        return self.score_threshold
+
+    @property
+    def relative_floor(self) -> float | None:
+        """The fraction of the best score a result must reach, when one applies."""
+        if self.min_relevance is None or self.algorithm is Algorithm.SEMANTIC:
+            return None
+        return self.min_relevance
 
 
 @dataclass
@@ -67,7 +81,15 @@ class SearchOutcome:
 
 
 def doc_ref(hit: Hit) -> DocRef:
-    return (str(hit.payload["doc_type"]), str(hit.payload["doc_id"]))
+    return (str(hit.payload[fields.DOC_TYPE]), str(hit.payload[fields.DOC_ID]))
+
+
+def at_least(hits: list[Hit], fraction: float | None) -> list[Hit]:
+    """The hits scoring at least `fraction` of the best one (all of them without a fraction)."""
+    if fraction is None or not hits:
+        return hits
+    floor = fraction * max(hit.score for hit in hits)
+    return [hit for hit in hits if hit.score >= floor]
 
 
 def best_chunk_per_document(hits: list[Hit]) -> list[Hit]:
@@ -86,6 +108,10 @@ class _Verification:
     ok: set[DocRef] = field(default_factory=set)
     dropped: dict[DocRef, str] = field(default_factory=dict)
     seconds: float = 0.0
+
+    @property
+    def dropped_keys(self) -> list[str]:
+        return [fields.doc_key(*ref) for ref in self.dropped]
 
 
 class SearchService:
@@ -123,15 +149,15 @@ class SearchService:
             )
         )
         search_started = time.perf_counter()
+        where = search_filter(principal, query.spec)
         verification = _Verification()
-        ranked, exhausted = self._fill_page(algorithm, encoded, principal, query, verification)
-        page = ranked[query.offset : query.offset + query.limit]
-        total = self._total_found(algorithm, principal, query, ranked, exhausted, verification)
-        facets = (
-            self.facets(principal, query.spec, set(verification.dropped))
-            if query.include_facets
-            else None
+        ranked, exhausted = self._fill_page(
+            algorithm, encoded, principal, where, query, verification
         )
+        page = ranked[query.offset : query.offset + query.limit]
+        visible = where.excluding(verification.dropped_keys)
+        total = self._total_found(algorithm, visible, query, ranked, exhausted)
+        facets = self._facets(visible) if query.include_facets else None
         search_seconds = time.perf_counter() - search_started - verification.seconds
         if verification.dropped and self.forget_missing is not None:
             missing = [ref for ref, status in verification.dropped.items() if status == "missing"]
@@ -157,25 +183,28 @@ class SearchService:
         algorithm: SearchAlgorithm,
         encoded: Encoded,
         principal: Principal,
+        where: SearchFilter,
         query: SearchQuery,
         verification: _Verification,
     ) -> tuple[list[Hit], bool]:
-        """Deepen the candidate pool until `offset + limit` results survive grouping and
-        verification, or the engine has nothing more: a selective filter never under-fills."""
+        """Deepen the candidate pool until `offset + limit` results survive grouping, the
+        relevance floor and verification, or the engine has nothing more: a selective filter
+        never under-fills."""
         wanted = query.offset + query.limit
         factor = 3 if query.granularity is Granularity.DOCUMENT else 1
         depth = max(BASE_DEPTH, wanted * factor)
-        threshold = query.score_threshold or None
+        threshold = query.engine_threshold or None
+        selector = where.selector(first_chunk=algorithm.per_document)
         while True:
             hits = algorithm.candidates(
-                query=encoded,
-                principal=principal,
-                spec=query.spec,
-                depth=depth,
-                score_threshold=threshold,
+                query=encoded, where=selector, depth=depth, score_threshold=threshold
             )
             exhausted = len(hits) < depth
             ranked = self._rank(algorithm.ordered(hits), query.granularity, verification)
+            floored = at_least(ranked, query.relative_floor)
+            # Below the floor here, below it deeper too: nothing more can qualify.
+            exhausted = exhausted or len(floored) < len(ranked)
+            ranked = floored
             if self._verify(principal, ranked[:wanted], verification):
                 continue  # some were dropped: rank again without them
             if len(ranked) >= wanted or exhausted or depth >= MAX_DEPTH:
@@ -210,48 +239,29 @@ class SearchService:
     def _total_found(
         self,
         algorithm: SearchAlgorithm,
-        principal: Principal,
+        visible: SearchFilter,
         query: SearchQuery,
         ranked: list[Hit],
         exhausted: bool,
-        verification: _Verification,
     ) -> int:
-        """Exact where the engine can count (browse; dense-backed ranking without a threshold,
-        where every visible chunk under the filter is a match); else what was retrieved."""
+        """Exact where the engine can count (browse; dense-backed ranking without a score
+        floor, where every visible chunk under the filter is a match); else what was retrieved.
+        `visible` leaves out what verify-on-read dropped."""
         if exhausted:
             return len(ranked)
         if query.browse:
-            selector = algorithm.filter(principal, query.spec)
-        elif algorithm.needs_dense and not query.score_threshold:
+            per_document = True
+        elif algorithm.needs_dense and not query.engine_threshold and not query.relative_floor:
             per_document = query.granularity is Granularity.DOCUMENT
-            selector = build_filter(principal, query.spec, *([FIRST_CHUNK] if per_document else []))
         else:
             return len(ranked)
-        return max(len(ranked), self.store.count(_excluding(selector, set(verification.dropped))))
+        return max(len(ranked), self.store.count(visible.selector(first_chunk=per_document)))
 
-    def facets(
-        self, principal: Principal, spec: FilterSpec, dropped: set[DocRef] | None = None
-    ) -> dict[str, dict[str, int]]:
-        """Per chip: visible matching documents under all the *other* filters (documents that
-        verify-on-read dropped left out)."""
-        without = {
-            "doc_type": ("doc_type", replace(spec, doc_types=())),
-            "tags": ("tags", replace(spec, tags=(), tags_all=())),
-            "category": ("category", replace(spec, categories=())),
-            "owner": ("owner", replace(spec, owners=())),
-            "folders": ("top_folder", replace(spec, path_prefixes=())),
-        }
+    def _facets(self, visible: SearchFilter) -> dict[str, dict[str, int]]:
+        """Per chip: visible matching documents under all the *other* filters."""
         return {
-            name: self.store.facet(
-                key, _excluding(build_filter(principal, other, FIRST_CHUNK), dropped), FACET_LIMIT
+            facet.value: self.store.facet(
+                key, visible.selector(first_chunk=True, without=facet), FACET_LIMIT
             )
-            for name, (key, other) in without.items()
+            for facet, key in FACET_KEYS.items()
         }
-
-
-def _excluding(selector: models.Filter, dropped: set[DocRef] | None) -> models.Filter:
-    if not dropped:
-        return selector
-    keys = [f"{doc_type}:{doc_id}" for doc_type, doc_id in sorted(dropped)]
-    gone = models.FieldCondition(key=DOC_KEY_FIELD, match=models.MatchAny(any=keys))
-    return models.Filter(must=selector.must, must_not=[gone])

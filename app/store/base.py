@@ -1,4 +1,5 @@
-"""The store protocol: the only door to a search engine. Requests are `qdrant_client.models`."""
+"""The store protocol: the only door to a search engine. Requests are `qdrant_client.models`;
+failures leave a store as `app.store.errors` types."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,10 +15,6 @@ class Hit:
     id: str
     score: float
     payload: dict[str, Any]
-
-
-class IndexConflict(RuntimeError):
-    """A payload index exists with another type than the one this service needs."""
 
 
 class Store(Protocol):

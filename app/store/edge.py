@@ -8,10 +8,11 @@ from typing import Any, cast
 import qdrant_edge as qe
 from qdrant_client import models
 
+from app.embeddings.dense import DIMENSION
 from app.store import translate
-from app.store.base import Hit, IndexConflict
+from app.store.base import Hit
+from app.store.errors import IndexConflict, guarded
 from app.store.fields import (
-    DENSE_SIZE,
     DENSE_VECTOR,
     PAYLOAD_INDEXES,
     SPARSE_VECTOR,
@@ -26,7 +27,7 @@ _EDGE_TYPES = {
 
 def _config() -> qe.EdgeConfig:
     return qe.EdgeConfig(
-        vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=DENSE_SIZE, distance=qe.Distance.Cosine)},
+        vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=DIMENSION, distance=qe.Distance.Cosine)},
         sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
     )
 
@@ -85,6 +86,7 @@ class EdgeStore:
                 )
         return created
 
+    @guarded()
     def upsert(self, points: Sequence[models.PointStruct]) -> None:
         if points:
             with self._write_lock:
@@ -92,12 +94,13 @@ class EdgeStore:
                     qe.UpdateOperation.upsert_points([translate.point(p) for p in points])
                 )
 
+    @guarded()
     def delete(self, selector: models.Filter) -> None:
         edge_filter = translate.filter_(selector)
-        assert edge_filter is not None
         with self._write_lock:
             self._shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
 
+    @guarded()
     def query(
         self,
         *,
@@ -120,14 +123,17 @@ class EdgeStore:
         )
         return [_hit(p) for p in self._shard.query(request)]
 
+    @guarded()
     def retrieve(self, ids: Sequence[str]) -> list[Hit]:
         return [_hit(p) for p in self._shard.retrieve(list(ids), True, False)]
 
+    @guarded()
     def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         records = self._shard.retrieve(list(ids), False, [DENSE_VECTOR])
         vectors = {str(r.id): r.vector[DENSE_VECTOR] for r in records if isinstance(r.vector, dict)}
         return {id_: cast(list[float], v) for id_, v in vectors.items() if isinstance(v, list)}
 
+    @guarded()
     def scroll(self, filter: models.Filter, limit: int) -> list[Hit]:
         hits: list[Hit] = []
         offset: Any = None
@@ -144,6 +150,7 @@ class EdgeStore:
                 break
         return hits
 
+    @guarded()
     def scroll_points(
         self, offset: str | None, limit: int
     ) -> tuple[list[models.PointStruct], str | None]:
@@ -154,9 +161,11 @@ class EdgeStore:
         points = [_point_struct(r) for r in records]
         return points, None if next_offset is None else str(next_offset)
 
+    @guarded()
     def count(self, filter: models.Filter | None = None) -> int:
         return self._shard.count(qe.CountRequest(exact=True, filter=translate.filter_(filter)))
 
+    @guarded()
     def facet(self, key: str, filter: models.Filter, limit: int) -> dict[str, int]:
         response = self._shard.facet(
             qe.FacetRequest(key=key, limit=limit, exact=True, filter=translate.filter_(filter))

@@ -1,15 +1,49 @@
-"""Payload layout of a point, and the payload indexes every filtered field gets."""
+"""Payload layout of a point, named once: every reader and writer of a payload key uses these
+names. Also the payload indexes every filtered field gets, and the vector names."""
 
 from enum import StrEnum
 
-KIND_FIELD = "kind"
+# What a point is.
+KIND = "kind"
 KIND_CHUNK = "chunk"  # a searchable chunk of an indexed document
 KIND_PENDING = "pending"  # the placeholder of an accepted, not yet indexed document
-ACCESS_FIELD = "readers"  # `user:<owner>` plus the document's ACL
-DOC_KEY_FIELD = "doc_key"  # `doc_type:doc_id`, one document
+
+# Identity and access (chunks and placeholders).
+DOC_KEY = "doc_key"  # `doc_type:doc_id`, one document (see doc_key())
+DOC_TYPE = "doc_type"
+DOC_ID = "doc_id"
+READERS = "readers"  # `user:<owner>` plus the document's ACL
+
+# A chunk: the document's fields, its text and its place in the document.
+TITLE = "title"
+TEXT = "text"
+CHUNK_INDEX = "chunk_index"  # a document is its chunk 0 for counts, facets and browse
+TOTAL_CHUNKS = "total_chunks"
+OWNER = "owner"
+ACL = "acl"
+MODIFIED_AT = "modified_at"  # int seconds (integer index)
+FILE_PATH = "file_path"
+FOLDERS = "folders"  # every ancestor of file_path: folder filters match one of them
+TOP_FOLDER = "top_folder"  # the folder chip a file falls under
+TAGS = "tags"
+CATEGORY = "category"
+MIME_TYPE = "mime_type"
+
+# A placeholder: the accepted document and where its indexing stands.
+REVISION = "revision"
+STATUS = "status"
+STATUS_PENDING = "pending"
+STATUS_FAILED = "failed"
+ERROR = "error"
+DOCUMENT = "document"
+
 DENSE_VECTOR = "dense"
 SPARSE_VECTOR = "sparse"
-DENSE_SIZE = 384
+
+
+def doc_key(doc_type: str, doc_id: str) -> str:
+    """The one spelling of a document's key: two doc types with one doc_id are two documents."""
+    return f"{doc_type}:{doc_id}"
 
 
 class IndexType(StrEnum):
@@ -18,15 +52,15 @@ class IndexType(StrEnum):
 
 
 PAYLOAD_INDEXES: dict[str, IndexType] = {
-    KIND_FIELD: IndexType.KEYWORD,
-    ACCESS_FIELD: IndexType.KEYWORD,
-    DOC_KEY_FIELD: IndexType.KEYWORD,
-    "doc_type": IndexType.KEYWORD,
-    "owner": IndexType.KEYWORD,
-    "modified_at": IndexType.INTEGER,
-    "folders": IndexType.KEYWORD,
-    "top_folder": IndexType.KEYWORD,
-    "tags": IndexType.KEYWORD,
-    "category": IndexType.KEYWORD,
-    "chunk_index": IndexType.INTEGER,
+    KIND: IndexType.KEYWORD,
+    READERS: IndexType.KEYWORD,
+    DOC_KEY: IndexType.KEYWORD,
+    DOC_TYPE: IndexType.KEYWORD,
+    OWNER: IndexType.KEYWORD,
+    MODIFIED_AT: IndexType.INTEGER,
+    FOLDERS: IndexType.KEYWORD,
+    TOP_FOLDER: IndexType.KEYWORD,
+    TAGS: IndexType.KEYWORD,
+    CATEGORY: IndexType.KEYWORD,
+    CHUNK_INDEX: IndexType.INTEGER,
 }

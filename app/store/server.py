@@ -4,15 +4,26 @@ Also runs against qdrant-client's local mode (`:memory:`) for the contract tests
 from collections.abc import Sequence
 from typing import Any
 
+import httpx
 from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from app.store.base import Hit, IndexConflict
-from app.store.fields import DENSE_SIZE, DENSE_VECTOR, PAYLOAD_INDEXES, SPARSE_VECTOR, IndexType
+from app.embeddings.dense import DIMENSION
+from app.store.base import Hit
+from app.store.errors import IndexConflict, guarded
+from app.store.fields import DENSE_VECTOR, PAYLOAD_INDEXES, SPARSE_VECTOR, IndexType
 
 _SERVER_TYPES = {
     IndexType.KEYWORD: models.PayloadSchemaType.KEYWORD,
     IndexType.INTEGER: models.PayloadSchemaType.INTEGER,
 }
+
+
+def _unreachable(exc: Exception) -> bool:
+    """Down, restarting or behind a failing proxy: worth a retry, not a bug."""
+    if isinstance(exc, UnexpectedResponse):
+        return exc.status_code in (502, 503, 504)
+    return isinstance(exc, httpx.TransportError | ResponseHandlingException | ConnectionError)
 
 
 def _hit(point: Any) -> Hit:
@@ -38,7 +49,7 @@ class ServerStore:
                 collection,
                 vectors_config={
                     DENSE_VECTOR: models.VectorParams(
-                        size=DENSE_SIZE, distance=models.Distance.COSINE
+                        size=DIMENSION, distance=models.Distance.COSINE
                     )
                 },
                 sparse_vectors_config={
@@ -64,13 +75,16 @@ class ServerStore:
                 )
         return created
 
+    @guarded(_unreachable)
     def upsert(self, points: Sequence[models.PointStruct]) -> None:
         if points:
             self._client.upsert(self._collection, list(points), wait=True)
 
+    @guarded(_unreachable)
     def delete(self, selector: models.Filter) -> None:
         self._client.delete(self._collection, models.FilterSelector(filter=selector), wait=True)
 
+    @guarded(_unreachable)
     def query(
         self,
         *,
@@ -95,11 +109,13 @@ class ServerStore:
         )
         return [_hit(p) for p in response.points]
 
+    @guarded(_unreachable)
     def retrieve(self, ids: Sequence[str]) -> list[Hit]:
         return [
             _hit(p) for p in self._client.retrieve(self._collection, list(ids), with_payload=True)
         ]
 
+    @guarded(_unreachable)
     def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         records = self._client.retrieve(self._collection, list(ids), with_vectors=[DENSE_VECTOR])
         return {
@@ -108,6 +124,7 @@ class ServerStore:
             if isinstance(r.vector, dict)
         }
 
+    @guarded(_unreachable)
     def scroll(self, filter: models.Filter, limit: int) -> list[Hit]:
         hits: list[Hit] = []
         offset: Any = None
@@ -124,9 +141,11 @@ class ServerStore:
                 break
         return hits
 
+    @guarded(_unreachable)
     def count(self, filter: models.Filter | None = None) -> int:
         return self._client.count(self._collection, count_filter=filter, exact=True).count
 
+    @guarded(_unreachable)
     def facet(self, key: str, filter: models.Filter, limit: int) -> dict[str, int]:
         response = self._client.facet(
             self._collection, key, facet_filter=filter, limit=limit, exact=True

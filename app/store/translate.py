@@ -1,14 +1,24 @@
 """`qdrant_client.models` -> Qdrant Edge objects. Only the shapes this service sends are mapped;
 anything else raises, so a new query shape cannot be silently dropped."""
 
-from typing import Any
+from typing import Any, overload
 
 import qdrant_edge as qe
 from qdrant_client import models
 
+from app.store.errors import StoreError
 
-class UntranslatableError(TypeError):
-    pass
+
+class UntranslatableError(StoreError, TypeError):
+    """A request shape this translator does not map: refused, never approximated."""
+
+
+@overload
+def filter_(flt: models.Filter) -> qe.Filter: ...
+
+
+@overload
+def filter_(flt: None) -> None: ...
 
 
 def filter_(flt: models.Filter | None) -> qe.Filter | None:
@@ -39,12 +49,6 @@ _UNMAPPED_FIELD_PARTS = (
 
 
 def condition(cond: Any) -> Any:
-    if isinstance(cond, models.Filter):
-        return filter_(cond)
-    if isinstance(cond, models.HasIdCondition):
-        return qe.HasIdCondition(point_ids={str(i) for i in cond.has_id})
-    if isinstance(cond, models.IsEmptyCondition):
-        return qe.IsEmptyCondition(key=cond.is_empty.key)
     if isinstance(cond, models.FieldCondition):
         unmapped = [name for name in _UNMAPPED_FIELD_PARTS if getattr(cond, name) is not None]
         if unmapped:
@@ -60,8 +64,6 @@ def _match(match: Any) -> Any:
         return qe.MatchValue(match.value)
     if isinstance(match, models.MatchAny):
         return qe.MatchAny(list(match.any))  # type: ignore[arg-type]
-    if isinstance(match, models.MatchExcept):
-        return qe.MatchExcept(list(match.except_))  # type: ignore[arg-type]
     raise UntranslatableError(f"match {type(match).__name__} has no Edge translation")
 
 
@@ -92,10 +94,8 @@ def query(q: models.Query | None, using: str | None) -> Any:
         if q.fusion == models.Fusion.DBSF:
             return qe.Fusion.Dbsf()
         raise UntranslatableError("plain RRF fusion: send RrfQuery with an explicit k")
-    if isinstance(q, models.OrderByQuery):
+    if isinstance(q, models.OrderByQuery) and isinstance(q.order_by, models.OrderBy):
         order = q.order_by
-        if isinstance(order, str):
-            return qe.OrderBy(order)
         direction = (
             qe.Direction.Desc if order.direction == models.Direction.DESC else qe.Direction.Asc
         )
@@ -104,11 +104,11 @@ def query(q: models.Query | None, using: str | None) -> Any:
 
 
 def prefetch(p: models.Prefetch) -> qe.Prefetch:
-    nested = p.prefetch if isinstance(p.prefetch, list) else ([p.prefetch] if p.prefetch else [])
+    if p.prefetch or p.limit is None:
+        raise UntranslatableError("prefetches are one level deep and carry a limit")
     return qe.Prefetch(
-        limit=p.limit if p.limit is not None else 10,
+        limit=p.limit,
         query=query(p.query, p.using),  # type: ignore[arg-type]
-        prefetches=[prefetch(n) for n in nested] or None,
         filter=filter_(p.filter),
         score_threshold=p.score_threshold,
     )

@@ -272,7 +272,7 @@ def test_a_failing_source_keeps_every_result(
 def test_without_a_verify_url_nothing_is_called(tmp_path: Path, source: Source) -> None:
     source.statuses = {note("n0"): "missing"}
     with running_app(tmp_path, HashingEncoder()) as client:
-        assert client.app.state.astrolabe.engine.verifier is None  # type: ignore[attr-defined]
+        assert client.app.state.astrolabe.services.verifier is None  # type: ignore[attr-defined]
         index(client, *NOTES)
         result = search(client, query="", limit=3)
         assert ids(result) == ["n0", "n1", "n2"]

@@ -24,8 +24,8 @@ def test_accepted_document_becomes_searchable(client: TestClient) -> None:
     response = client.post("/api/v1/documents", json={"documents": [doc("a1")]}, headers=auth())
     assert response.status_code == 202
     assert response.json() == {"accepted": 1}
-    engine = client.app.state.astrolabe.engine  # type: ignore[attr-defined]
-    engine.queue.submit_barrier().result(timeout=30)
+    services = client.app.state.astrolabe.services  # type: ignore[attr-defined]
+    services.ingest.queue.submit_barrier().result(timeout=30)
     assert client.get("/api/v1/documents/note/a1", headers=auth()).json()["status"] == "indexed"
     assert ids(search(client, query="plain text a1")) == ["a1"]
 
@@ -113,7 +113,7 @@ def test_restart_on_the_same_directory_keeps_every_document(tmp_path: Path) -> N
 def test_accepted_work_survives_a_restart(tmp_path: Path) -> None:
     """Placeholders written but never embedded (the worker never ran) are resumed at start."""
     from app.embeddings.sparse import Bm25Encoder
-    from app.ingest.documents import validate_batch
+    from app.ingest.models import validate_batch
     from app.ingest.pipeline import Indexer
     from app.store.edge import EdgeStore
 
@@ -121,7 +121,7 @@ def test_accepted_work_survives_a_restart(tmp_path: Path) -> None:
     Indexer(store, HashingEncoder(), Bm25Encoder()).accept(validate_batch([doc("p1"), doc("p2")]))
     store.close()
     with running_app(tmp_path, HashingEncoder()) as client:
-        client.app.state.astrolabe.engine.queue.submit_barrier().result(timeout=30)  # type: ignore[attr-defined]
+        client.app.state.astrolabe.services.ingest.queue.submit_barrier().result(timeout=30)  # type: ignore[attr-defined]
         assert sorted(ids(search(client, query=""))) == ["p1", "p2"]
 
 
@@ -129,7 +129,7 @@ def test_placeholders_are_never_returned(tmp_path: Path) -> None:
     """Accepted but not yet embedded: no algorithm, browse or facet shows the document."""
     from app.auth import Principal
     from app.embeddings.sparse import Bm25Encoder
-    from app.ingest.documents import validate_batch
+    from app.ingest.models import validate_batch
     from app.ingest.pipeline import Indexer
     from app.search.algorithms import Algorithm, QueryEncoder
     from app.search.service import SearchQuery, SearchService

@@ -20,7 +20,7 @@ from app.embeddings.dense import HashingEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.filters.conditions import build_filter
 from app.filters.spec import FilterSpec
-from app.ingest.documents import validate_batch
+from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.search.algorithms import Algorithm, FusionMethod, QueryEncoder
 from app.search.service import Granularity, SearchOutcome, SearchQuery, SearchService
@@ -433,13 +433,6 @@ def test_translate_maps_the_shapes_the_service_sends() -> None:
     )
     assert isinstance(translate.filter_(flt), qe.Filter)
     assert translate.filter_(None) is None
-    assert (
-        translate.condition(models.HasIdCondition(has_id=["00000000-0000-0000-0000-000000000001"]))
-        is not None
-    )
-    assert translate.condition(models.IsEmptyCondition(is_empty=models.PayloadField(key="tags")))
-    excepted = models.FieldCondition(key="tags", match=models.MatchExcept(**{"except": ["x"]}))
-    assert translate.condition(excepted) is not None
 
 
 @pytest.mark.parametrize(

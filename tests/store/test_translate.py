@@ -55,17 +55,27 @@ def test_match_any_value_and_range(store: EdgeStore) -> None:
     assert matching(store, models.Filter(must=[open_end])) == [2, 3]
 
 
-def test_should_must_not_nesting_and_has_id(store: EdgeStore) -> None:
+def test_should_and_must_not(store: EdgeStore) -> None:
     b = field("tag", match=models.MatchValue(value="b"))
     late = field("t", range=models.Range(gte=30))
     assert matching(store, models.Filter(should=[b, late])) == [0, 1, 2, 3]
     assert matching(store, models.Filter(must_not=[b])) == [2, 3]
-    nested = models.Filter(must=[models.Filter(should=[b, late])], must_not=[late])
-    assert matching(store, nested) == [0, 1]
+    assert matching(store, models.Filter(must=[late], must_not=[b])) == [2, 3]
+
+
+def test_shapes_the_service_never_sends_are_refused() -> None:
+    b = field("tag", match=models.MatchValue(value="b"))
     first = str(uuid.uuid5(uuid.NAMESPACE_URL, "0"))
-    assert matching(store, models.Filter(must=[models.HasIdCondition(has_id=[first])])) == [0]
-    others = models.MatchExcept(**{"except": [10, 20, 30]})
-    assert matching(store, models.Filter(must=[field("t", match=others)])) == [3]
+    for unsent in (
+        models.Filter(must=[models.Filter(should=[b])]),
+        models.Filter(must=[models.HasIdCondition(has_id=[first])]),
+        models.Filter(must=[field("t", match=models.MatchExcept(**{"except": [10]}))]),
+    ):
+        with pytest.raises(translate.UntranslatableError):
+            translate.filter_(unsent)
+    nested = models.Prefetch(prefetch=[models.Prefetch(limit=1)], limit=1)
+    with pytest.raises(translate.UntranslatableError):
+        translate.prefetch(nested)
 
 
 def test_queries_translate_with_explicit_parameters() -> None:

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import qdrant_edge as qe
 
-from app.store.base import IndexConflict
 from app.store.edge import EdgeStore, _config
+from app.store.errors import IndexConflict
 from app.store.fields import PAYLOAD_INDEXES
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from app.errors import InvalidRequest
 from app.ingest.chunking import chunk_text
-from app.ingest.documents import validate_batch
 from app.ingest.files import documents_from_paths
+from app.ingest.models import validate_batch
 
 
 def test_chunks_respect_the_word_budget_and_sentence_boundaries() -> None:

@@ -122,6 +122,21 @@ def test_min_relevance_cuts_weak_results(client: TestClient) -> None:
     best = max(r["score"] for r in everything)
     assert 0 < len(strict["results"]) < len(everything)
     assert all(r["score"] >= 0.99 * best for r in strict["results"])
+    # applied before paging and counting: the total is what the floor leaves
+    assert strict["total_found"] == strict["total_documents"] == len(strict["results"])
+
+
+def test_min_relevance_is_relative_to_the_best_result_not_to_the_page(client: TestClient) -> None:
+    index(client, *CORPUS)
+    body = {"query": "quarterly budget report", "algorithm": "bm25", "limit": 1, "offset": 0}
+    everything = post(client, "/api/v1/search", body | {"limit": 10}).json()["results"]
+    best = everything[0]["score"]
+    floor = 0.5
+    kept = [r for r in everything if r["score"] >= floor * best]
+    assert 1 < len(kept) < len(everything)  # the corpus must make the floor cut something
+    second = post(client, "/api/v1/search", body | {"offset": 1, "min_relevance": floor}).json()
+    assert [r["doc_id"] for r in second["results"]] == [kept[1]["doc_id"]]
+    assert second["total_found"] == len(kept)
 
 
 def test_alias_and_search_return_the_same_documents(client: TestClient) -> None:

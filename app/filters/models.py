@@ -1,0 +1,112 @@
+"""The filter fields on the wire: what a request may narrow a search to, and the echo of the
+filter as applied. `POST /api/v1/search` and `GET /viz/search` both parse into these."""
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, ValidationInfo
+from pydantic.json_schema import WithJsonSchema
+
+from app.errors import InvalidRequest
+from app.filters.spec import (
+    FilterSpec,
+    check_date_range,
+    clean_values,
+    format_timestamp,
+    normalize_path_prefixes,
+    parse_modified_timestamp,
+)
+
+
+def _to_seconds(value: Any, info: ValidationInfo) -> int | None:
+    try:
+        return parse_modified_timestamp(value, info.field_name or "date")
+    except InvalidRequest as exc:
+        raise ValueError(exc.message) from exc
+
+
+DateBound = Annotated[
+    int | None,
+    BeforeValidator(_to_seconds),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}, {"type": "null"}],
+            "description": "RFC 3339 / ISO 8601 datetime (naive = UTC, date alone = midnight"
+            " UTC) or Unix seconds (integer or digit string; a fraction is truncated). null or"
+            " blank = open.",
+            "examples": ["2026-01-01T00:00:00Z", 1767225600],
+        }
+    ),
+]
+"""A date as requests send it, parsed to int seconds (None: no bound). The one date type of
+every request model."""
+
+StringList = list[StrictStr] | None
+
+
+class FilterFields(BaseModel):
+    """The rich filters, shared by every search path. Unknown fields are refused: a misspelt
+    filter must never silently widen the results."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    doc_types: StringList = Field(
+        default=None, description="Any of these document types.", examples=[["file", "note"]]
+    )
+    modified_after: DateBound = Field(default=None, description="Inclusive lower bound.")
+    modified_before: DateBound = Field(default=None, description="Inclusive upper bound.")
+    path_prefixes: StringList = Field(
+        default=None,
+        description="Up to 20 folders (OR). A folder matches files equal to it or below it,"
+        " segment by segment; case-sensitive; documents without file_path never match.",
+        examples=[["/Projects"]],
+    )
+    path_prefix: StrictStr | None = Field(
+        default=None, description="Legacy single folder, folded into path_prefixes (first)."
+    )
+    tags: StringList = Field(
+        default=None, description="Any of these tags.", examples=[["urgent", "finance"]]
+    )
+    tags_all: StringList = Field(default=None, description="All of these tags.")
+    categories: StringList = Field(default=None, description="Any of these categories.")
+    owners: StringList = Field(
+        default=None, description="Any of these owners (within what the user may see)."
+    )
+
+    def to_spec(self) -> FilterSpec:
+        check_date_range(self.modified_after, self.modified_before)
+        return FilterSpec(
+            doc_types=clean_values(self.doc_types),
+            modified_after=self.modified_after,
+            modified_before=self.modified_before,
+            path_prefixes=normalize_path_prefixes(self.path_prefix, self.path_prefixes),
+            tags=clean_values(self.tags),
+            tags_all=clean_values(self.tags_all),
+            categories=clean_values(self.categories),
+            owners=clean_values(self.owners),
+        )
+
+
+class AppliedFilters(BaseModel):
+    """The filter as applied: dates as RFC 3339 UTC with `Z`, folders normalized."""
+
+    doc_types: list[str]
+    modified_after: str | None
+    modified_before: str | None
+    path_prefixes: list[str]
+    tags: list[str]
+    tags_all: list[str]
+    categories: list[str]
+    owners: list[str]
+
+    @classmethod
+    def of(cls, spec: FilterSpec) -> "AppliedFilters":
+        return cls(
+            doc_types=list(spec.doc_types),
+            modified_after=format_timestamp(spec.modified_after),
+            modified_before=format_timestamp(spec.modified_before),
+            path_prefixes=list(spec.path_prefixes),
+            tags=list(spec.tags),
+            tags_all=list(spec.tags_all),
+            categories=list(spec.categories),
+            owners=list(spec.owners),
+        )

@@ -1,0 +1,89 @@
+"""Named selectors: which points an operation is about, built here and nowhere else. The search
+filter (readable by a principal, inside a FilterSpec) is `app.filters.conditions`."""
+
+from collections.abc import Iterable
+
+from qdrant_client import models
+
+from app.store import fields
+
+# What the engine is asked to restrict an operation to (the store's filter type).
+Selector = models.Filter
+
+
+def _is(key: str, value: str | int) -> models.FieldCondition:
+    return models.FieldCondition(key=key, match=models.MatchValue(value=value))
+
+
+def _any_of(key: str, values: Iterable[str]) -> models.FieldCondition:
+    return models.FieldCondition(key=key, match=models.MatchAny(any=list(values)))
+
+
+IS_CHUNK = _is(fields.KIND, fields.KIND_CHUNK)
+IS_PLACEHOLDER = _is(fields.KIND, fields.KIND_PENDING)
+# A document is its chunk 0: counting, faceting or browsing chunk 0 counts each document once.
+FIRST_CHUNK = _is(fields.CHUNK_INDEX, 0)
+
+
+def of_document(key: str) -> models.FieldCondition:
+    return _is(fields.DOC_KEY, key)
+
+
+def of_documents(keys: Iterable[str]) -> models.FieldCondition:
+    return _any_of(fields.DOC_KEY, keys)
+
+
+def readable_by(entries: Iterable[str]) -> models.FieldCondition:
+    """`user:<id>` / `group:<id>` entries, any of which may read the point."""
+    return _any_of(fields.READERS, entries)
+
+
+def documents() -> models.Filter:
+    """Every indexed document, once (its first chunk)."""
+    return models.Filter(must=[IS_CHUNK, FIRST_CHUNK])
+
+
+def documents_with_keys(keys: Iterable[str]) -> models.Filter:
+    """The indexed documents among these keys, once each."""
+    return models.Filter(must=[IS_CHUNK, FIRST_CHUNK, of_documents(keys)])
+
+
+def chunks() -> models.Filter:
+    """Every searchable chunk."""
+    return models.Filter(must=[IS_CHUNK])
+
+
+def chunks_of(key: str) -> models.Filter:
+    """The searchable chunks of one document."""
+    return models.Filter(must=[of_document(key), IS_CHUNK])
+
+
+def chunks_of_from(key: str, first_index: int) -> models.Filter:
+    """The chunks of one document from `first_index` on: what a shorter new version leaves."""
+    past = models.FieldCondition(key=fields.CHUNK_INDEX, range=models.Range(gte=first_index))
+    return models.Filter(must=[of_document(key), IS_CHUNK, past])
+
+
+def points_of(key: str) -> models.Filter:
+    """Everything stored for one document: its chunks and its placeholder."""
+    return models.Filter(must=[of_document(key)])
+
+
+def placeholder_of(key: str, revision: int) -> models.Filter:
+    """One document's placeholder, only while it is still this revision."""
+    return models.Filter(must=[of_document(key), IS_PLACEHOLDER, _is(fields.REVISION, revision)])
+
+
+def placeholders() -> models.Filter:
+    """Every placeholder, pending or failed."""
+    return models.Filter(must=[IS_PLACEHOLDER])
+
+
+def pending() -> models.Filter:
+    """Placeholders of accepted documents still waiting to be indexed."""
+    return models.Filter(must=[IS_PLACEHOLDER, _is(fields.STATUS, fields.STATUS_PENDING)])
+
+
+def failed() -> models.Filter:
+    """Placeholders of documents whose indexing failed."""
+    return models.Filter(must=[IS_PLACEHOLDER, _is(fields.STATUS, fields.STATUS_FAILED)])

@@ -1,0 +1,57 @@
+"""The search capability as the HTTP layer calls it: one request model in, one response model
+out. Every endpoint runs the one SearchService; this adds only what an endpoint shows beside the
+results (the PCA map, the Astrolabe app's fields)."""
+
+from typing import Any
+
+from app import compat
+from app.auth import Principal
+from app.search.models import (
+    SearchBody,
+    SearchPcaResponse,
+    SearchResponse,
+    VectorVizBody,
+    VectorVizResponse,
+    VizParams,
+    VizResponse,
+)
+from app.search.projection import project_hits
+from app.search.service import SearchService
+from app.store.base import Store
+
+
+class SearchApi:
+    def __init__(self, service: SearchService, store: Store) -> None:
+        self.service = service
+        self.store = store
+
+    def search(self, principal: Principal, body: SearchBody) -> SearchPcaResponse:
+        """`POST /api/v1/search`."""
+        return SearchPcaResponse(**self._fields(principal, body))
+
+    def vector_viz(self, principal: Principal, body: VectorVizBody) -> VectorVizResponse:
+        """`POST /api/v1/vector-viz/search`: the same search in the Astrolabe app's shape."""
+        shaped = self._fields(principal, body)
+        return VectorVizResponse(
+            **shaped, success=True, total_documents=shaped["total_found"], reranked=False
+        )
+
+    def viz(self, principal: Principal, params: VizParams) -> VizResponse:
+        """`GET /viz/search`: the search plus the 2D/3D map of its results."""
+        query = params.to_query()
+        outcome = self.service.search(principal, query)
+        projection = project_hits(self.store, outcome.hits, outcome.query_vector)
+        return VizResponse(
+            **SearchResponse.fields_of(query, outcome), **VizResponse.pca_fields(projection)
+        )
+
+    def _fields(self, principal: Principal, body: SearchBody) -> dict[str, Any]:
+        if body.rerank:
+            raise compat.rerank_not_configured()
+        query = body.to_query()
+        outcome = self.service.search(principal, query)
+        shaped = SearchResponse.fields_of(query, outcome, with_excerpts=body.include_chunks)
+        if body.include_pca:
+            projection = project_hits(self.store, outcome.hits, outcome.query_vector)
+            shaped |= SearchPcaResponse.pca_fields(projection)
+        return shaped

@@ -1,0 +1,315 @@
+"""The search capability on the wire: `POST /api/v1/search` (and the Astrolabe app's alias of
+it) and `GET /viz/search` parse into one SearchQuery; the responses are built from its outcome.
+The contract is docs/api.md; the Astrolabe dialect is docs/astrolabe.md."""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+
+from app.filters.models import AppliedFilters, DateBound, FilterFields
+from app.filters.spec import format_timestamp
+from app.search.algorithms import Algorithm, FusionMethod
+from app.search.projection import Projection
+from app.search.service import Granularity, SearchOutcome, SearchQuery
+from app.store import fields
+from app.store.base import Hit
+
+MAX_QUERY_CHARS = 10_000
+MAX_OFFSET = 10_000
+
+
+class SearchBody(FilterFields):
+    """`POST /api/v1/search`: the query, the page, the algorithm and the filters."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "query": "quarterly report",
+                    "limit": 10,
+                    "algorithm": "hybrid",
+                    "doc_types": ["file"],
+                    "modified_after": "2026-01-01T00:00:00Z",
+                    "path_prefixes": ["/Projects"],
+                    "include_facets": True,
+                }
+            ]
+        },
+    )
+
+    query: StrictStr = Field(
+        default="", max_length=MAX_QUERY_CHARS, description="Empty = browse: newest first."
+    )
+    limit: StrictInt = Field(default=10, ge=1, le=100)
+    offset: StrictInt = Field(default=0, ge=0, le=MAX_OFFSET)
+    algorithm: Algorithm = Field(
+        default=Algorithm.HYBRID,
+        description="hybrid: dense + BM25 fused; semantic: dense only; bm25: sparse only.",
+    )
+    fusion: FusionMethod = Field(default=FusionMethod.RRF, description="hybrid only.")
+    granularity: Granularity = Field(
+        default=Granularity.CHUNK, description="document: the best chunk per document."
+    )
+    score_threshold: float = Field(
+        default=0.0,
+        ge=0,
+        allow_inf_nan=False,
+        strict=True,
+        description="Minimum score, on the algorithm's own scale.",
+    )
+    include_facets: StrictBool = Field(default=False, description="Counts for the filter chips.")
+    # The Astrolabe app's fields (docs/astrolabe.md): declared, so they are known, not ignored.
+    include_chunks: StrictBool = Field(default=True, description="false: excerpts are empty.")
+    include_pca: StrictBool = Field(
+        default=False, description="Add coordinates_3d, query_coords and pca_variance."
+    )
+    rerank: StrictBool = Field(
+        default=False, description="No reranker is configured: true answers 422."
+    )
+    min_relevance: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        strict=True,
+        description="semantic: minimum cosine similarity; bm25 / hybrid (no fixed score scale):"
+        " minimum score relative to the best result. Applied before paging and counting.",
+    )
+
+    def to_query(self) -> SearchQuery:
+        return SearchQuery(
+            text=self.query,
+            algorithm=self.algorithm,
+            fusion=self.fusion,
+            granularity=self.granularity,
+            limit=self.limit,
+            offset=self.offset,
+            score_threshold=self.score_threshold,
+            spec=self.to_spec(),
+            include_facets=self.include_facets,
+            min_relevance=self.min_relevance,
+        )
+
+
+class VectorVizBody(SearchBody):
+    """`POST /api/v1/vector-viz/search`: the app's search page; smaller pages."""
+
+    limit: StrictInt = Field(default=20, ge=1, le=50)
+
+
+def _split(value: str | None, separator: str) -> list[str] | None:
+    return None if value is None else value.split(separator)
+
+
+CommaList = Annotated[str | None, Field(description="Comma-separated.")]
+LineList = Annotated[
+    str | None, Field(description="Newline-separated (a newline cannot occur in a path).")
+]
+
+
+class VizParams(BaseModel):
+    """`GET /viz/search`: the body of `POST /api/v1/search` as query parameters; lists are
+    comma-separated (doc_types, categories) or newline-separated (folders, tags, owners)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(default="", max_length=MAX_QUERY_CHARS)
+    limit: int = Field(default=20, ge=1, le=50)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
+    algorithm: Algorithm = Algorithm.HYBRID
+    fusion: FusionMethod = FusionMethod.RRF
+    granularity: Granularity = Granularity.CHUNK
+    score_threshold: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    include_facets: bool = False
+    doc_types: CommaList = None
+    categories: CommaList = None
+    modified_after: DateBound = None
+    modified_before: DateBound = None
+    path_prefix: str | None = None
+    path_prefixes: LineList = None
+    tags: LineList = None
+    tags_all: LineList = None
+    owners: LineList = None
+
+    def filters(self) -> FilterFields:
+        return FilterFields(
+            doc_types=_split(self.doc_types, ","),
+            categories=_split(self.categories, ","),
+            modified_after=self.modified_after,
+            modified_before=self.modified_before,
+            path_prefix=self.path_prefix,
+            path_prefixes=_split(self.path_prefixes, "\n"),
+            tags=_split(self.tags, "\n"),
+            tags_all=_split(self.tags_all, "\n"),
+            owners=_split(self.owners, "\n"),
+        )
+
+    def to_query(self) -> SearchQuery:
+        return SearchQuery(
+            text=self.query,
+            algorithm=self.algorithm,
+            fusion=self.fusion,
+            granularity=self.granularity,
+            limit=self.limit,
+            offset=self.offset,
+            score_threshold=self.score_threshold,
+            spec=self.filters().to_spec(),
+            include_facets=self.include_facets,
+        )
+
+
+class SearchResult(BaseModel):
+    doc_type: str
+    doc_id: str
+    id: str = Field(description="The document id again (what the Astrolabe app reads).")
+    title: str
+    excerpt: str = Field(description="The matching chunk's text.")
+    score: float
+    chunk_index: int
+    total_chunks: int
+    owner: str
+    modified_at: str = Field(description="RFC 3339 UTC ending in Z.")
+    file_path: str | None
+    tags: list[str]
+    category: str | None
+    mime_type: str | None
+    path: str | None = Field(description="file_path again (what the Astrolabe app reads).")
+
+    @classmethod
+    def of(cls, hit: Hit, with_excerpt: bool = True) -> "SearchResult":
+        p = hit.payload
+        return cls(
+            doc_type=p[fields.DOC_TYPE],
+            doc_id=p[fields.DOC_ID],
+            id=p[fields.DOC_ID],
+            path=p.get(fields.FILE_PATH),
+            title=p.get(fields.TITLE) or "",
+            excerpt=(p.get(fields.TEXT) or "") if with_excerpt else "",
+            score=round(hit.score, 6),
+            chunk_index=int(p[fields.CHUNK_INDEX]),
+            total_chunks=int(p[fields.TOTAL_CHUNKS]),
+            owner=p[fields.OWNER],
+            modified_at=format_timestamp(int(p[fields.MODIFIED_AT])) or "",
+            file_path=p.get(fields.FILE_PATH),
+            tags=list(p.get(fields.TAGS) or []),
+            category=p.get(fields.CATEGORY),
+            mime_type=p.get(fields.MIME_TYPE),
+        )
+
+
+class Timing(BaseModel):
+    embed: float
+    search: float
+    verify: float
+    total: float
+
+
+class SearchResponse(BaseModel):
+    query: str
+    algorithm: Literal["hybrid", "semantic", "bm25"]
+    algorithm_used: Literal["hybrid", "semantic", "bm25"] = Field(
+        description="algorithm again (what the Astrolabe app reads)."
+    )
+    fusion: Literal["rrf", "dbsf"]
+    granularity: Literal["chunk", "document"]
+    results: list[SearchResult]
+    total_found: int = Field(
+        description="Results matching the query and filters for this user, at least as many as"
+        " the page holds. Exact in browse mode (matching documents), when the engine returned"
+        " every candidate, and for hybrid/semantic without score_threshold or min_relevance"
+        " (every visible chunk, or document with granularity=document, under the filter)."
+        " Otherwise (bm25, or a score floor) a lower bound: the candidates the engine returned."
+    )
+    verified_chunk_count: int
+    dropped_document_count: int
+    filters: AppliedFilters
+    facets: dict[str, dict[str, int]] | None = Field(
+        default=None,
+        description="With include_facets only: visible matching documents per doc_type, tags,"
+        " category, owner and top-level folder, each under all the other filters.",
+    )
+    timing_ms: Timing
+
+    @classmethod
+    def fields_of(
+        cls, query: SearchQuery, outcome: SearchOutcome, with_excerpts: bool = True
+    ) -> dict[str, Any]:
+        """The response's fields; `facets` only when asked for (absent otherwise)."""
+        shaped: dict[str, Any] = {
+            "query": query.text,
+            "algorithm": query.algorithm.value,
+            "algorithm_used": query.algorithm.value,
+            "fusion": query.fusion.value,
+            "granularity": query.granularity.value,
+            "results": [SearchResult.of(hit, with_excerpts) for hit in outcome.hits],
+            "total_found": outcome.total_found,
+            "verified_chunk_count": outcome.verified_chunk_count,
+            "dropped_document_count": outcome.dropped_document_count,
+            "filters": AppliedFilters.of(query.spec),
+            "timing_ms": Timing(**outcome.timing_ms),
+        }
+        if outcome.facets is not None:
+            shaped["facets"] = outcome.facets
+        return shaped
+
+
+class PcaVariance(BaseModel):
+    pc1: float
+    pc2: float
+    pc3: float
+
+
+class SearchPcaResponse(SearchResponse):
+    """The search response; with the app's `include_pca`, its 3D map too."""
+
+    coordinates_3d: list[list[float]] | None = Field(
+        default=None, description="With include_pca: one [x, y, z] per result, same order."
+    )
+    query_coords: list[float] | None = Field(default=None, description="With include_pca.")
+    pca_variance: PcaVariance | None = Field(
+        default=None, description="With include_pca: explained variance of pc1, pc2, pc3."
+    )
+
+    @staticmethod
+    def pca_fields(projection: Projection) -> dict[str, Any]:
+        """The app's PCA shape; it expects empty lists for fewer than 2 results."""
+        if len(projection.coordinates_3d) < 2:
+            return {
+                "coordinates_3d": [],
+                "query_coords": [],
+                "pca_variance": PcaVariance(pc1=0.0, pc2=0.0, pc3=0.0),
+            }
+        variance = projection.variance + [0.0] * (3 - len(projection.variance))
+        return {
+            "coordinates_3d": projection.coordinates_3d,
+            "query_coords": projection.query_3d or [],
+            "pca_variance": PcaVariance(pc1=variance[0], pc2=variance[1], pc3=variance[2]),
+        }
+
+
+class VectorVizResponse(SearchPcaResponse):
+    """`POST /api/v1/vector-viz/search`: the search in the Astrolabe app's shape."""
+
+    success: bool
+    total_documents: int = Field(description="total_found again (what the app reads).")
+    reranked: bool
+
+
+class VizResponse(SearchResponse):
+    """`GET /viz/search`: the search response plus the PCA map of its results."""
+
+    coordinates_2d: list[list[float]] = Field(description="One [x, y] per result, same order.")
+    coordinates_3d: list[list[float]] = Field(description="One [x, y, z] per result.")
+    query_coords_2d: list[float] | None
+    query_coords_3d: list[float] | None
+    pca_variance: list[float] = Field(description="Explained variance ratio per component.")
+
+    @staticmethod
+    def pca_fields(projection: Projection) -> dict[str, Any]:
+        return {
+            "coordinates_2d": projection.coordinates_2d,
+            "coordinates_3d": projection.coordinates_3d,
+            "query_coords_2d": projection.query_2d,
+            "query_coords_3d": projection.query_3d,
+            "pca_variance": projection.variance,
+        }

@@ -1,0 +1,78 @@
+"""The service's own state on the wire: readiness, the status summary, and who a token is."""
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from app import __version__
+from app.auth import Principal
+from app.config import Settings
+from app.search.algorithms import Algorithm, FusionMethod
+from app.state import AppState, Services
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+
+
+class Readiness(BaseModel):
+    status: Literal["ready", "loading", "failed"]
+    error: str | None = Field(default=None, description="Why the start failed.")
+
+    @classmethod
+    def of(cls, state: AppState) -> "Readiness":
+        if state.services is not None:
+            return cls(status="ready")
+        if state.error:
+            return cls(status="failed", error=state.error)
+        return cls(status="loading")
+
+
+class StatusResponse(BaseModel):
+    version: str
+    backend: str = Field(description="embedded | server")
+    collection: str
+    embedding_model: str
+    embedding_dimension: int
+    documents: int = Field(description="Indexed documents.")
+    chunks: int = Field(description="Searchable chunks.")
+    pending: int = Field(description="Accepted documents waiting to be indexed.")
+    failed: int = Field(description="Accepted documents whose indexing failed.")
+    supported_algorithms: list[str]
+    supported_fusions: list[str]
+    supported_search_types: list[str] = Field(description="Algorithms again (the app reads it).")
+    rerank_available: bool
+
+    @classmethod
+    def of(cls, settings: Settings, services: Services) -> "StatusResponse":
+        counts = services.ingest.counts()
+        algorithms = [a.value for a in Algorithm]
+        return cls(
+            version=__version__,
+            backend=services.store.backend,
+            collection=settings.collection,
+            embedding_model=services.dense.name,
+            embedding_dimension=services.dense.dimension,
+            documents=counts.documents,
+            chunks=counts.chunks,
+            pending=counts.pending,
+            failed=counts.failed,
+            supported_algorithms=algorithms,
+            supported_fusions=[f.value for f in FusionMethod],
+            supported_search_types=algorithms,
+            rerank_available=False,
+        )
+
+
+class Me(BaseModel):
+    """Who the token is: its user, groups and scopes."""
+
+    sub: str = Field(examples=["alice"])
+    groups: list[str] = Field(examples=[["eng"]])
+    scopes: list[str] = Field(examples=[["index", "search"]])
+
+    @classmethod
+    def of(cls, principal: Principal) -> "Me":
+        return cls(
+            sub=principal.user, groups=list(principal.groups), scopes=sorted(principal.scopes)
+        )

@@ -1,0 +1,61 @@
+"""The store's error seam: whatever an engine or its client raises leaves the store as one of
+these, each mapped to one HTTP status by the error tree (`app.errors`)."""
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from app.errors import ServiceError, Unavailable
+
+log = logging.getLogger(__name__)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class StoreError(ServiceError):
+    """The engine failed in a way the client cannot fix: a 500 without the engine's words."""
+
+    code = "engine_error"
+    public = False
+
+
+class EngineUnavailable(StoreError, Unavailable):
+    """The engine cannot be reached (server mode: down, restarting, network): 503."""
+
+    code = "engine_unavailable"
+    public = True
+
+
+class IndexConflict(StoreError):
+    """A payload index exists with another type than the one this service needs."""
+
+    public = True
+
+
+def never(_: Exception) -> bool:
+    return False
+
+
+def guarded(
+    unreachable: Callable[[Exception], bool] = never,
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Wrap a store method: errors `unreachable` recognises become EngineUnavailable, any
+    other engine error a StoreError (the original chained, for the log)."""
+
+    def decorate(method: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(method)
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return method(*args, **kwargs)
+            except ServiceError:
+                raise
+            except Exception as exc:
+                if unreachable(exc):
+                    log.warning("%s: engine unreachable: %s", method.__qualname__, exc)
+                    raise EngineUnavailable("the search engine is unreachable") from exc
+                raise StoreError(f"{method.__qualname__}: {type(exc).__name__}: {exc}") from exc
+
+        return call
+
+    return decorate

@@ -1,0 +1,96 @@
+"""Browse (newest first, exact totals) and paging: a selective filter still fills the page."""
+
+from fastapi.testclient import TestClient
+
+from tests.helpers import (
+    ALGORITHMS,
+    LONG,
+    MAY_4,
+    browse,
+    doc,
+    ids,
+    index,
+    search,
+    viz,
+)
+
+# --- browse ------------------------------------------------------------------------------------
+
+
+def test_browse_is_newest_first_and_pages_with_limit_and_offset(client: TestClient) -> None:
+    index(
+        client,
+        *(
+            doc(f"d{i}", LONG if i % 4 == 0 else "", modified_at=MAY_4 + 60 * i)
+            | {"tags": [] if i % 3 == 0 else ["keep"]}
+            for i in range(12)
+        ),
+    )
+    newest_first = ["d11", "d10", "d8", "d7", "d5", "d4", "d2", "d1"]
+    pages = [search(client, query="", tags=["keep"], limit=3, offset=o) for o in (0, 3, 6, 9)]
+    assert [ids(page) for page in pages] == [
+        newest_first[:3],
+        newest_first[3:6],
+        newest_first[6:],
+        [],
+    ]
+    assert [page["total_found"] for page in pages] == [8, 8, 8, 8]
+    dates = [r["modified_at"] for page in pages for r in page["results"]]
+    assert dates == sorted(dates, reverse=True)
+
+
+def test_browse_total_found_is_the_exact_number_of_matching_documents(
+    client: TestClient,
+) -> None:
+    matching = [doc(f"m{i}", LONG if i % 10 == 0 else "", tags=["keep"]) for i in range(130)]
+    others = [doc(f"o{i}", LONG if i % 5 == 0 else "") for i in range(40)]
+    index(client, *matching[:100])
+    index(client, *matching[100:], *others)
+    for granularity in ("chunk", "document"):
+        result = search(client, query="", limit=5, tags=["keep"], granularity=granularity)
+        assert len(result["results"]) == 5
+        assert result["total_found"] == 130, granularity
+    assert search(client, query="", limit=5)["total_found"] == 170
+
+
+# --- a selective filter still fills the page ---------------------------------------------------
+
+
+def test_a_selective_filter_still_fills_the_page(client: TestClient) -> None:
+    common = [
+        doc(f"c{i}", f"Apple orchard harvest. Apple orchard harvest report {i}.", title="Apples")
+        for i in range(147)
+    ]
+    rare = [
+        doc(f"r{i}", f"Violin concerto rehearsal {i}; someone brought an apple.", tags=["rare"])
+        for i in range(3)
+    ]
+    index(client, *common, *rare)
+    query = "apple orchard harvest"
+    expected = ["r0", "r1", "r2"]
+    for algorithm in ALGORITHMS:
+        unfiltered = ids(search(client, query=query, algorithm=algorithm, limit=100))
+        assert not set(unfiltered) & set(expected), algorithm  # ranked far below a full page
+        for granularity in ("chunk", "document"):
+            result = search(
+                client,
+                query=query,
+                algorithm=algorithm,
+                granularity=granularity,
+                tags=["rare"],
+                limit=10,
+            )
+            assert sorted(ids(result)) == expected, (algorithm, granularity)
+            assert result["total_found"] == 3
+            top = search(
+                client,
+                query=query,
+                algorithm=algorithm,
+                granularity=granularity,
+                tags=["rare"],
+                limit=2,
+            )
+            assert len(top["results"]) == 2 and top["total_found"] >= 2
+    assert browse(client, tags=["rare"]) == expected
+    status, body = viz(client, query=query, algorithm="bm25", tags="rare")
+    assert status == 200 and sorted(ids(body)) == expected
