@@ -19,7 +19,7 @@ from app.cli import DEMO_CORPUS
 from app.embeddings.dense import DenseEncoder, MiniLMEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.ingest.chunking import chunk_text
-from app.ingest.documents import validate_batch
+from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.ingest.queue import BATCH_DOCUMENTS
 from app.store.edge import EdgeStore

@@ -92,7 +92,7 @@ def test_the_installed_model_is_the_exported_one(exported: MiniLMEncoder) -> Non
 def _run_python(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", code],
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
         capture_output=True,
         text=True,
         timeout=300,
