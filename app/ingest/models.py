@@ -125,17 +125,42 @@ def validate_batch(raw_documents: list[Any]) -> list[Document]:
 class Accepted(BaseModel):
     """202: each document is a placeholder until indexed; a restart resumes the work."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [{"accepted": 2}]})
+
     accepted: int
 
 
 class Indexed(BaseModel):
     """200 with `?wait=true`: the documents are searchable."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [{"indexed": 2, "chunks": 5}]})
+
     indexed: int
     chunks: int
 
 
 class DocumentStatus(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "doc_type": "file",
+                    "doc_id": "4711",
+                    "status": "indexed",
+                    "chunks": 3,
+                    "modified_at": "2026-05-04T10:00:00Z",
+                    "title": "Q3 report",
+                    "owner": "alice",
+                    "file_path": "/Projects/Reports/q3.md",
+                    "tags": ["urgent", "finance"],
+                    "category": None,
+                    "mime_type": "text/markdown",
+                    "error": None,
+                }
+            ]
+        }
+    )
+
     doc_type: str
     doc_id: str
     status: Literal["pending", "indexed", "failed"]

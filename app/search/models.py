@@ -259,8 +259,53 @@ class PcaVariance(BaseModel):
     pc3: float
 
 
+EXAMPLE_RESPONSE: dict[str, Any] = {
+    "query": "quarterly report",
+    "algorithm": "hybrid",
+    "algorithm_used": "hybrid",
+    "fusion": "rrf",
+    "granularity": "chunk",
+    "results": [
+        {
+            "doc_type": "file",
+            "doc_id": "4711",
+            "id": "4711",
+            "title": "Q3 report",
+            "excerpt": "... the matching chunk text ...",
+            "score": 0.0325,
+            "chunk_index": 0,
+            "total_chunks": 3,
+            "owner": "alice",
+            "modified_at": "2026-05-04T10:00:00Z",
+            "file_path": "/Projects/Reports/q3.md",
+            "tags": ["urgent", "finance"],
+            "category": None,
+            "mime_type": "text/markdown",
+            "path": "/Projects/Reports/q3.md",
+        }
+    ],
+    "total_found": 1,
+    "verified_chunk_count": 1,
+    "dropped_document_count": 0,
+    "filters": {
+        "doc_types": ["file"],
+        "modified_after": "2026-01-01T00:00:00Z",
+        "modified_before": None,
+        "path_prefixes": ["/Projects"],
+        "tags": [],
+        "tags_all": [],
+        "categories": [],
+        "owners": [],
+    },
+    "facets": {"doc_type": {"file": 12}, "tags": {"urgent": 3}, "folders": {"/Projects": 12}},
+    "timing_ms": {"embed": 4.1, "search": 1.2, "verify": 0.0, "total": 6.0},
+}
+
+
 class SearchPcaResponse(SearchResponse):
     """The search response; with the app's `include_pca`, its 3D map too."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [EXAMPLE_RESPONSE]})
 
     coordinates_3d: list[list[float]] | None = Field(
         default=None, description="With include_pca: one [x, y, z] per result, same order."
@@ -289,6 +334,14 @@ class SearchPcaResponse(SearchResponse):
 
 class VectorVizResponse(SearchPcaResponse):
     """`POST /api/v1/vector-viz/search`: the search in the Astrolabe app's shape."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                EXAMPLE_RESPONSE | {"success": True, "total_documents": 1, "reranked": False}
+            ]
+        }
+    )
 
     success: bool
     total_documents: int = Field(description="total_found again (what the app reads).")

@@ -121,7 +121,7 @@ def test_filters_echo_lists_as_applied(folders: TestClient) -> None:
 
 
 def test_a_folder_chip_counts_what_choosing_it_gives(folders: TestClient) -> None:
-    """API.md: each facet counts under the other filters, "so a chip shows what choosing it
+    """docs/api.md: each facet counts under the other filters, "so a chip shows what choosing it
     would give" -- also for a file whose path is exactly a top-level folder (`/Projects`)."""
     chips = facets(folders, query="")["folders"]
     for folder, count in chips.items():
