@@ -147,11 +147,12 @@ def _migrate(args: argparse.Namespace) -> int:
         print(f"no embedded index at {settings.data_dir / settings.collection}", file=sys.stderr)
         return 1
     collection = args.collection or settings.collection
-    api_key = args.api_key or settings.qdrant_api_key
+    if args.api_key:
+        settings = settings.model_copy(update={"qdrant_api_key": args.api_key})
     source = EdgeStore(settings.data_dir, settings.collection)
     target: ServerStore | None = None
     try:
-        target = ServerStore(args.to, api_key, collection)
+        target = ServerStore.from_settings(args.to, collection, settings)
         checkpoint = Checkpoint(
             settings.data_dir / f"{settings.collection}.migrate.json", f"{args.to}#{collection}"
         )

@@ -1,6 +1,7 @@
 """Service settings, read from `SEARCH_*` environment variables and a `.env` file."""
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -15,6 +16,17 @@ class Settings(BaseSettings):
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
     collection: str = "astrolabe"
+    # Server mode: how a new collection is laid out on a cluster, and the client (see
+    # docs/deployment.md). An existing collection keeps the layout it was created with.
+    qdrant_shard_number: int = Field(default=1, ge=1)
+    qdrant_replication_factor: int = Field(default=1, ge=1)
+    qdrant_write_consistency_factor: int = Field(default=1, ge=1)
+    qdrant_on_disk: bool = False
+    qdrant_quantization: Literal["none", "int8"] = "none"
+    qdrant_hnsw_m: int = Field(default=16, ge=4)
+    qdrant_hnsw_ef_construct: int = Field(default=100, ge=4)
+    qdrant_grpc: bool = False
+    qdrant_timeout: float = Field(default=10.0, gt=0)
     jwt_secret: str | None = None
     api_keys_file: Path | None = None
     verify_url: str | None = None

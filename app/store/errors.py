@@ -27,6 +27,14 @@ class EngineUnavailable(StoreError, Unavailable):
     public = True
 
 
+class EngineFailed(StoreError):
+    """Server mode: Qdrant answered with an error this service did not expect: 502."""
+
+    status_code = 502
+    code = "engine_failed"
+    public = True  # raised with a fixed message; the engine's words go to the log
+
+
 class IndexConflict(StoreError):
     """A payload index exists with another type than the one this service needs."""
 

@@ -8,7 +8,7 @@ def open_store(settings: Settings) -> Store:
     if settings.qdrant_url:
         from app.store.server import ServerStore
 
-        return ServerStore(settings.qdrant_url, settings.qdrant_api_key, settings.collection)
+        return ServerStore.from_settings(settings.qdrant_url, settings.collection, settings)
     from app.store.edge import EdgeStore
 
     return EdgeStore(settings.data_dir, settings.collection)

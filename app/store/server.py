@@ -1,29 +1,27 @@
 """Server mode: a Qdrant server or cluster through qdrant-client (`SEARCH_QDRANT_URL`).
 Also runs against qdrant-client's local mode (`:memory:`) for the contract tests."""
 
-from collections.abc import Sequence
-from typing import Any
+import logging
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any, TypeVar
 
-import httpx
 from qdrant_client import QdrantClient, models
-from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from app.embeddings.dense import DIMENSION
+from app.config import Settings
 from app.store.base import Hit
-from app.store.errors import IndexConflict, guarded
-from app.store.fields import DENSE_VECTOR, PAYLOAD_INDEXES, SPARSE_VECTOR, IndexType
+from app.store.cluster import READ_CONSISTENCY, WRITE_ORDERING, CollectionLayout, check_collection
+from app.store.errors import EngineFailed, EngineUnavailable, IndexConflict, StoreError, guarded
+from app.store.fields import DENSE_VECTOR, PAYLOAD_INDEXES, IndexType
+from app.store.retry import is_engine_answer, is_transient, with_retries
+
+R = TypeVar("R")
+log = logging.getLogger(__name__)
 
 _SERVER_TYPES = {
     IndexType.KEYWORD: models.PayloadSchemaType.KEYWORD,
     IndexType.INTEGER: models.PayloadSchemaType.INTEGER,
 }
-
-
-def _unreachable(exc: Exception) -> bool:
-    """Down, restarting or behind a failing proxy: worth a retry, not a bug."""
-    if isinstance(exc, UnexpectedResponse):
-        return exc.status_code in (502, 503, 504)
-    return isinstance(exc, httpx.TransportError | ResponseHandlingException | ConnectionError)
 
 
 def _hit(point: Any) -> Hit:
@@ -37,36 +35,85 @@ def _hit(point: Any) -> Hit:
 class ServerStore:
     backend = "server"
 
-    def __init__(self, url: str, api_key: str | None, collection: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None,
+        collection: str,
+        *,
+        layout: CollectionLayout | None = None,
+        grpc: bool = False,
+        timeout: float = 10.0,
+    ) -> None:
         self._client = (
             QdrantClient(location=":memory:")
             if url == ":memory:"
-            else QdrantClient(url=url, api_key=api_key)
+            else QdrantClient(
+                url=url,
+                api_key=api_key,
+                prefer_grpc=grpc,
+                timeout=max(1, round(timeout)),
+                # Its version probe runs in a thread whose failure is a stray traceback; the
+                # first real call reports an unreachable server (the images are pinned).
+                check_compatibility=False,
+            )
         )
         self._collection = collection
-        if not self._client.collection_exists(collection):
-            self._client.create_collection(
-                collection,
-                vectors_config={
-                    DENSE_VECTOR: models.VectorParams(
-                        size=DIMENSION, distance=models.Distance.COSINE
-                    )
-                },
-                sparse_vectors_config={
-                    SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)
-                },
-            )
-        self.created_indexes = self._ensure_payload_indexes()
+        self._layout = layout or CollectionLayout()
+        self._search_params = self._layout.search_params()
+        try:
+            self._open_collection()
+            self.created_indexes = self._ensure_payload_indexes()
+        except Exception as exc:
+            self._client.close()
+            if isinstance(exc, StoreError) or not is_transient(exc):
+                raise
+            raise EngineUnavailable(f"cannot reach Qdrant at {url}: {exc}") from exc
+
+    @classmethod
+    def from_settings(cls, url: str, collection: str, settings: Settings) -> "ServerStore":
+        return cls(
+            url,
+            settings.qdrant_api_key,
+            collection,
+            layout=CollectionLayout.from_settings(settings),
+            grpc=settings.qdrant_grpc,
+            timeout=settings.qdrant_timeout,
+        )
+
+    def _call(self, call: Callable[[], R]) -> R:
+        """With retries on transient failures; an error Qdrant answered becomes a 502."""
+        try:
+            return with_retries(call)
+        except Exception as exc:
+            if is_engine_answer(exc) and not is_transient(exc):
+                log.error("Qdrant answered with an error: %s", exc)
+                raise EngineFailed("the search engine answered with an error") from exc
+            raise
+
+    def _open_collection(self) -> None:
+        """Create the collection with this layout, or check an existing one holds our vectors."""
+        if not self._call(lambda: self._client.collection_exists(self._collection)):
+            arguments = self._layout.create_collection_arguments()
+            self._call(lambda: self._client.create_collection(self._collection, **arguments))
+            return
+        info = self._call(lambda: self._client.get_collection(self._collection))
+        check_collection(self._collection, info.config.params)
 
     def _ensure_payload_indexes(self) -> list[str]:
-        schema = self._client.get_collection(self._collection).payload_schema
+        schema = self._call(lambda: self._client.get_collection(self._collection)).payload_schema
         created = []
         for field, wanted in PAYLOAD_INDEXES.items():
             info = schema.get(field)
             if info is None:
-                self._client.create_payload_index(
-                    self._collection, field, _SERVER_TYPES[wanted], wait=True
+                create = partial(
+                    self._client.create_payload_index,
+                    self._collection,
+                    field,
+                    _SERVER_TYPES[wanted],
+                    wait=True,
                 )
+                self._call(create)
                 created.append(field)
             elif info.data_type != _SERVER_TYPES[wanted]:
                 raise IndexConflict(
@@ -75,16 +122,27 @@ class ServerStore:
                 )
         return created
 
-    @guarded(_unreachable)
+    @guarded(is_transient)
     def upsert(self, points: Sequence[models.PointStruct]) -> None:
         if points:
-            self._client.upsert(self._collection, list(points), wait=True)
+            self._call(
+                lambda: self._client.upsert(
+                    self._collection, list(points), wait=True, ordering=WRITE_ORDERING
+                )
+            )
 
-    @guarded(_unreachable)
+    @guarded(is_transient)
     def delete(self, selector: models.Filter) -> None:
-        self._client.delete(self._collection, models.FilterSelector(filter=selector), wait=True)
+        self._call(
+            lambda: self._client.delete(
+                self._collection,
+                models.FilterSelector(filter=selector),
+                wait=True,
+                ordering=WRITE_ORDERING,
+            )
+        )
 
-    @guarded(_unreachable)
+    @guarded(is_transient)
     def query(
         self,
         *,
@@ -96,59 +154,94 @@ class ServerStore:
         offset: int = 0,
         score_threshold: float | None = None,
     ) -> list[Hit]:
-        response = self._client.query_points(
-            self._collection,
-            query=query,
-            using=using,
-            prefetch=list(prefetch) or None,
-            query_filter=filter,
-            limit=limit,
-            offset=offset,
-            score_threshold=score_threshold,
-            with_payload=True,
+        response = self._call(
+            lambda: self._client.query_points(
+                self._collection,
+                query=query,
+                using=using,
+                prefetch=[self._tuned(p) for p in prefetch] or None,
+                query_filter=filter,
+                search_params=self._search_params if using == DENSE_VECTOR else None,
+                limit=limit,
+                offset=offset,
+                score_threshold=score_threshold,
+                with_payload=True,
+                consistency=READ_CONSISTENCY,
+            )
         )
         return [_hit(p) for p in response.points]
 
-    @guarded(_unreachable)
-    def retrieve(self, ids: Sequence[str]) -> list[Hit]:
-        return [
-            _hit(p) for p in self._client.retrieve(self._collection, list(ids), with_payload=True)
-        ]
+    def _tuned(self, prefetch: models.Prefetch) -> models.Prefetch:
+        """Dense legs of a quantized collection get the rescoring search parameters."""
+        if self._search_params is None or prefetch.using != DENSE_VECTOR:
+            return prefetch
+        return prefetch.model_copy(update={"params": self._search_params})
 
-    @guarded(_unreachable)
+    @guarded(is_transient)
+    def retrieve(self, ids: Sequence[str]) -> list[Hit]:
+        records = self._call(
+            lambda: self._client.retrieve(
+                self._collection, list(ids), with_payload=True, consistency=READ_CONSISTENCY
+            )
+        )
+        return [_hit(p) for p in records]
+
+    @guarded(is_transient)
     def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
-        records = self._client.retrieve(self._collection, list(ids), with_vectors=[DENSE_VECTOR])
+        records = self._call(
+            lambda: self._client.retrieve(
+                self._collection,
+                list(ids),
+                with_vectors=[DENSE_VECTOR],
+                consistency=READ_CONSISTENCY,
+            )
+        )
         return {
             str(r.id): list(r.vector[DENSE_VECTOR])  # type: ignore[arg-type]
             for r in records
             if isinstance(r.vector, dict)
         }
 
-    @guarded(_unreachable)
+    @guarded(is_transient)
     def scroll(self, filter: models.Filter, limit: int) -> list[Hit]:
         hits: list[Hit] = []
         offset: Any = None
         while len(hits) < limit:
-            points, offset = self._client.scroll(
-                self._collection,
-                scroll_filter=filter,
-                limit=min(256, limit - len(hits)),
-                offset=offset,
-                with_payload=True,
-            )
+            points, offset = self._scroll_page(filter, min(256, limit - len(hits)), offset)
             hits.extend(_hit(p) for p in points)
             if offset is None:
                 break
         return hits
 
-    @guarded(_unreachable)
-    def count(self, filter: models.Filter | None = None) -> int:
-        return self._client.count(self._collection, count_filter=filter, exact=True).count
+    def _scroll_page(self, filter: models.Filter, limit: int, offset: Any) -> tuple[Any, Any]:
+        return self._call(
+            lambda: self._client.scroll(
+                self._collection,
+                scroll_filter=filter,
+                limit=limit,
+                offset=offset,
+                with_payload=True,
+                consistency=READ_CONSISTENCY,
+            )
+        )
 
-    @guarded(_unreachable)
+    @guarded(is_transient)
+    def count(self, filter: models.Filter | None = None) -> int:
+        return self._call(
+            lambda: self._client.count(self._collection, count_filter=filter, exact=True)
+        ).count
+
+    @guarded(is_transient)
     def facet(self, key: str, filter: models.Filter, limit: int) -> dict[str, int]:
-        response = self._client.facet(
-            self._collection, key, facet_filter=filter, limit=limit, exact=True
+        response = self._call(
+            lambda: self._client.facet(
+                self._collection,
+                key,
+                facet_filter=filter,
+                limit=limit,
+                exact=True,
+                consistency=READ_CONSISTENCY,
+            )
         )
         return {str(hit.value): hit.count for hit in response.hits}
 
