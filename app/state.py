@@ -11,6 +11,7 @@ from app.embeddings.choose import open_dense_encoder
 from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.errors import NotReady
+from app.ingest.leases import LeaseKeeper
 from app.ingest.pipeline import Indexer
 from app.ingest.queue import IndexQueue
 from app.ingest.service import IngestService
@@ -34,6 +35,7 @@ class Services:
     ingest: IngestService
     search: SearchApi
     verifier: Verifier | None
+    keeper: LeaseKeeper
 
 
 @dataclass
@@ -71,7 +73,15 @@ def build_services(settings: Settings, store: Store, dense: DenseEncoder | None)
     )
     queue = IndexQueue(indexer)
     queue.start()
-    return Services(store, model, IngestService(indexer, queue), SearchApi(search, store), verifier)
+
+    def take_over_orphans() -> None:  # placeholders of replicas that died
+        for job in indexer.pending_jobs(include_own=False):
+            queue.submit(job)
+
+    keeper = LeaseKeeper(indexer.leases, take_over_orphans)
+    keeper.start()
+    ingest = IngestService(indexer, queue)
+    return Services(store, model, ingest, SearchApi(search, store), verifier, keeper)
 
 
 def load_services(state: AppState, store: Store, dense: DenseEncoder | None) -> None:
@@ -91,6 +101,7 @@ def close_services(state: AppState) -> None:
     state.services = None
     if services is None:
         return
+    services.keeper.stop()
     services.ingest.queue.stop()
     if services.verifier is not None:
         services.verifier.close()

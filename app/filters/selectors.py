@@ -87,3 +87,48 @@ def pending() -> models.Filter:
 def failed() -> models.Filter:
     """Placeholders of documents whose indexing failed."""
     return models.Filter(must=[IS_PLACEHOLDER, _is(fields.STATUS, fields.STATUS_FAILED)])
+
+
+def revision_at_most(revision: int) -> models.Filter:
+    """Written by this revision or an older one (or before chunks carried a revision)."""
+    return models.Filter(
+        should=[
+            models.FieldCondition(key=fields.REVISION, range=models.Range(lte=revision)),
+            models.IsEmptyCondition(is_empty=models.PayloadField(key=fields.REVISION)),
+        ]
+    )
+
+
+def older_chunks_of_from(key: str, first_index: int, revision: int) -> models.Filter:
+    """`chunks_of_from`, leaving alone the chunks a newer version than `revision` wrote."""
+    past = models.FieldCondition(key=fields.CHUNK_INDEX, range=models.Range(gte=first_index))
+    return models.Filter(must=[of_document(key), IS_CHUNK, past, revision_at_most(revision)])
+
+
+def chunks_of_revision(key: str, revision: int) -> models.Filter:
+    """The chunks one version of a document wrote."""
+    return models.Filter(must=[of_document(key), IS_CHUNK, _is(fields.REVISION, revision)])
+
+
+def leased_by(owner: str) -> models.Filter:
+    """The waiting placeholders one replica holds the lease of."""
+    return models.Filter(
+        must=[
+            IS_PLACEHOLDER,
+            _is(fields.STATUS, fields.STATUS_PENDING),
+            _is(fields.LEASE_OWNER, owner),
+        ]
+    )
+
+
+def takeable(now: float, owner: str, include_own: bool, ids: Iterable[str] = ()) -> models.Filter:
+    """Waiting placeholders (among `ids` if given) whose lease is expired or free, or held by
+    `owner` with `include_own`."""
+    expired = models.FieldCondition(key=fields.LEASE_UNTIL, range=models.Range(lt=now))
+    free = models.IsEmptyCondition(is_empty=models.PayloadField(key=fields.LEASE_OWNER))
+    own = [_is(fields.LEASE_OWNER, owner)] if include_own else []
+    among = [models.HasIdCondition(has_id=list(ids))] if ids else []
+    return models.Filter(
+        must=[IS_PLACEHOLDER, _is(fields.STATUS, fields.STATUS_PENDING), *among],
+        should=[expired, free, *own],
+    )

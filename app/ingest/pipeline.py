@@ -1,6 +1,5 @@
 """Placeholders first, then chunk -> embed (dense + BM25) -> replace the document's point set."""
 
-import itertools
 import threading
 import time
 import uuid
@@ -16,12 +15,24 @@ from app.filters import selectors
 from app.filters.spec import folder_ancestors
 from app.ingest.chunking import chunk_text
 from app.ingest.documents import Document
+from app.ingest.leases import Leases
 from app.ingest.models import DocumentStatus
 from app.store import fields
 from app.store.base import Hit, Store
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 
-_revisions = itertools.count(time.time_ns())
+_last_revision = 0
+_revision_lock = threading.Lock()
+
+
+def next_revision() -> int:
+    """Wall-clock microseconds, strictly increasing in this process: a later accept on any
+    replica (clocks in sync) gets a higher revision. Microseconds, not nanoseconds, so that a
+    revision stays exact in the engine's float ranges (below 2**53)."""
+    global _last_revision
+    with _revision_lock:
+        _last_revision = max(_last_revision + 1, time.time_ns() // 1000)
+        return _last_revision
 
 
 def chunk_point_id(doc_key: str, index: int) -> str:
@@ -93,26 +104,41 @@ class Indexer:
     accept, index and delete of the same document from interleaving."""
 
     def __init__(
-        self, store: Store, dense: DenseEncoder, sparse: Bm25Encoder, chunk_words: int = 180
+        self,
+        store: Store,
+        dense: DenseEncoder,
+        sparse: Bm25Encoder,
+        chunk_words: int = 180,
+        leases: Leases | None = None,
     ) -> None:
         self.store = store
         self.dense = dense
         self.sparse = sparse
         self.chunk_words = chunk_words
+        self.leases = leases or Leases(store)
         self._lock = threading.Lock()
 
     def accept(self, documents: Sequence[Document]) -> list[Job]:
         latest = {doc.key: doc for doc in documents}  # the last copy of a key in a batch wins
-        jobs = [Job(key, next(_revisions)) for key in latest]
+        jobs = [Job(key, next_revision()) for key in latest]
         points = [placeholder_point(latest[job.doc_key], job.revision) for job in jobs]
+        for point in points:  # leased from the start: no other replica takes it while we live
+            point.payload = (point.payload or {}) | self.leases.stamp()
         with self._lock:
             self.store.upsert(points)
         return jobs
 
-    def pending_jobs(self) -> list[Job]:
-        """Accepted documents not yet indexed, e.g. after a restart."""
-        hits = self.store.scroll(selectors.pending(), limit=10_000_000)
-        jobs = [Job(h.payload[fields.DOC_KEY], int(h.payload[fields.REVISION])) for h in hits]
+    def pending_jobs(self, include_own: bool = True) -> list[Job]:
+        """Accepted documents not yet indexed that this replica now holds the lease of: at
+        start-up its own and the orphaned ones; later (`include_own=False`) orphans only."""
+        found = self.store.scroll(self.leases.takeable(include_own), limit=10_000_000)
+        self.leases.claim([h.id for h in found], include_own)
+        held = self.store.retrieve([h.id for h in found]) if found else []
+        jobs = [
+            Job(h.payload[fields.DOC_KEY], int(h.payload[fields.REVISION]))
+            for h in held
+            if self.leases.holds(h) and h.payload.get(fields.KIND) == fields.KIND_PENDING
+        ]
         return sorted(jobs, key=lambda job: job.revision)
 
     def index(self, jobs: Sequence[Job]) -> dict[Job, int]:
@@ -128,7 +154,8 @@ class Indexer:
                 models.PointStruct(
                     id=chunk_point_id(doc.key, i),
                     vector={DENSE_VECTOR: next(dense), SPARSE_VECTOR: next(sparse)},
-                    payload=chunk_payload(doc, i, len(chunks), chunk),
+                    payload=chunk_payload(doc, i, len(chunks), chunk)
+                    | {fields.REVISION: job.revision},
                 )
                 for i, chunk in enumerate(chunks)
             ]
@@ -155,14 +182,14 @@ class Indexer:
         return chunk_text(text, max_words=self.chunk_words)
 
     def _current(self, jobs: Sequence[Job]) -> list[tuple[Job, Document]]:
-        found = {
-            h.payload[fields.DOC_KEY]: h
-            for h in self.store.retrieve([placeholder_id(job.doc_key) for job in jobs])
-        }
+        """The jobs still current whose lease this replica holds (taken now if it is free)."""
+        ids = [placeholder_id(job.doc_key) for job in jobs]
+        self.leases.claim(ids)
+        found = {h.payload[fields.DOC_KEY]: h for h in self.store.retrieve(ids)}
         current = []
         for job in jobs:
             hit = found.get(job.doc_key)
-            if hit is not None and self._is_revision(hit, job):
+            if hit is not None and self._is_revision(hit, job) and self.leases.holds(hit):
                 current.append((job, Document.from_payload(hit.payload[fields.DOCUMENT])))
         return current
 
@@ -178,14 +205,29 @@ class Indexer:
 
     def _replace(self, job: Job, points: list[models.PointStruct]) -> bool:
         """Upsert the new chunk set, drop chunks past its end, then the placeholder: at no moment
-        is the document missing, and no chunk of the old version survives."""
+        is the document missing, and no chunk of the old version survives.
+
+        Another replica may accept, index or delete the same document meanwhile (this lock is
+        per process), so the writes check the revision inside the engine: a chunk is only
+        replaced by one of the same or a newer revision, and if the placeholder is gone once our
+        chunks are written (deleted, or a newer version finished first) they are taken back."""
         with self._lock:
-            if self._placeholder_document(job) is None:
-                return False  # deleted or re-sent meanwhile: a newer job owns the document
-            self.store.upsert(points)
-            self.store.delete(selectors.chunks_of_from(job.doc_key, len(points)))
+            waiting = self._placeholder(job)
+            if waiting is None or not self.leases.holds(waiting):
+                return False  # deleted, re-sent or taken over meanwhile
+            self.store.upsert(points, condition=selectors.revision_at_most(job.revision))
+            self.store.delete(
+                selectors.older_chunks_of_from(job.doc_key, len(points), job.revision)
+            )
+            if self._placeholder(job) is None:
+                self.store.delete(selectors.chunks_of_revision(job.doc_key, job.revision))
+                return False
             self.store.delete(selectors.placeholder_of(job.doc_key, job.revision))
             return True
+
+    def _placeholder(self, job: Job) -> Hit | None:
+        hits = self.store.retrieve([placeholder_id(job.doc_key)])
+        return hits[0] if hits and self._is_revision(hits[0], job) else None
 
     def status(self, doc_key: str) -> DocumentStatus | None:
         """Where one document stands; None if it is unknown."""

@@ -20,7 +20,16 @@ class Hit:
 class Store(Protocol):
     backend: str
 
-    def upsert(self, points: Sequence[models.PointStruct]) -> None: ...
+    def upsert(
+        self, points: Sequence[models.PointStruct], condition: models.Filter | None = None
+    ) -> None:
+        """Insert or replace points; with `condition`, an existing point is only replaced if it
+        matches it (atomically, per point)."""
+        ...
+
+    def set_payload(self, payload: dict[str, Any], selector: models.Filter) -> None:
+        """Set these payload keys on every point matching `selector` (atomically, per point)."""
+        ...
 
     def delete(self, selector: models.Filter) -> None: ...
 

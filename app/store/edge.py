@@ -87,12 +87,21 @@ class EdgeStore:
         return created
 
     @guarded()
-    def upsert(self, points: Sequence[models.PointStruct]) -> None:
+    def upsert(
+        self, points: Sequence[models.PointStruct], condition: models.Filter | None = None
+    ) -> None:
         if points:
+            operation = qe.UpdateOperation.upsert_points(
+                [translate.point(p) for p in points], condition=translate.filter_(condition)
+            )
             with self._write_lock:
-                self._shard.update(
-                    qe.UpdateOperation.upsert_points([translate.point(p) for p in points])
-                )
+                self._shard.update(operation)
+
+    @guarded()
+    def set_payload(self, payload: dict[str, Any], selector: models.Filter) -> None:
+        edge_filter = translate.filter_(selector)
+        with self._write_lock:
+            self._shard.update(qe.UpdateOperation.set_payload_by_filter(edge_filter, payload))
 
     @guarded()
     def delete(self, selector: models.Filter) -> None:

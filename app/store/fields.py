@@ -36,6 +36,9 @@ STATUS_PENDING = "pending"
 STATUS_FAILED = "failed"
 ERROR = "error"
 DOCUMENT = "document"
+# Which replica indexes a placeholder, and until when (seconds) unless it renews (ingest/leases).
+LEASE_OWNER = "lease_owner"
+LEASE_UNTIL = "lease_until"
 
 DENSE_VECTOR = "dense"
 SPARSE_VECTOR = "sparse"

@@ -123,13 +123,31 @@ class ServerStore:
         return created
 
     @guarded(is_transient)
-    def upsert(self, points: Sequence[models.PointStruct]) -> None:
+    def upsert(
+        self, points: Sequence[models.PointStruct], condition: models.Filter | None = None
+    ) -> None:
         if points:
             self._call(
                 lambda: self._client.upsert(
-                    self._collection, list(points), wait=True, ordering=WRITE_ORDERING
+                    self._collection,
+                    list(points),
+                    update_filter=condition,
+                    wait=True,
+                    ordering=WRITE_ORDERING,
                 )
             )
+
+    @guarded(is_transient)
+    def set_payload(self, payload: dict[str, Any], selector: models.Filter) -> None:
+        self._call(
+            lambda: self._client.set_payload(
+                self._collection,
+                payload,
+                points=models.FilterSelector(filter=selector),
+                wait=True,
+                ordering=WRITE_ORDERING,
+            )
+        )
 
     @guarded(is_transient)
     def delete(self, selector: models.Filter) -> None:

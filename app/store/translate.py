@@ -49,6 +49,13 @@ _UNMAPPED_FIELD_PARTS = (
 
 
 def condition(cond: Any) -> Any:
+    # Nested filters, ids and emptiness: the revision guard and the leases of app/ingest.
+    if isinstance(cond, models.Filter):
+        return filter_(cond)
+    if isinstance(cond, models.HasIdCondition):
+        return qe.HasIdCondition(point_ids={str(i) for i in cond.has_id})
+    if isinstance(cond, models.IsEmptyCondition):
+        return qe.IsEmptyCondition(key=cond.is_empty.key)
     if isinstance(cond, models.FieldCondition):
         unmapped = [name for name in _UNMAPPED_FIELD_PARTS if getattr(cond, name) is not None]
         if unmapped:

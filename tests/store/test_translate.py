@@ -63,13 +63,22 @@ def test_should_and_must_not(store: EdgeStore) -> None:
     assert matching(store, models.Filter(must=[late], must_not=[b])) == [2, 3]
 
 
-def test_shapes_the_service_never_sends_are_refused() -> None:
+def test_nested_filters_ids_and_emptiness(store: EdgeStore) -> None:
     b = field("tag", match=models.MatchValue(value="b"))
-    first = str(uuid.uuid5(uuid.NAMESPACE_URL, "0"))
+    late = field("t", range=models.Range(gte=30))
+    assert matching(store, models.Filter(must=[late, models.Filter(should=[b, late])])) == [2, 3]
+    ids: list[models.ExtendedPointId] = [str(uuid.uuid5(uuid.NAMESPACE_URL, n)) for n in "02"]
+    assert matching(store, models.Filter(must=[models.HasIdCondition(has_id=ids)])) == [0, 2]
+    no_tag = models.IsEmptyCondition(is_empty=models.PayloadField(key="tag"))
+    assert matching(store, models.Filter(must=[no_tag])) == [3]
+    missing = models.IsEmptyCondition(is_empty=models.PayloadField(key="absent"))
+    assert matching(store, models.Filter(must=[missing])) == [0, 1, 2, 3]
+
+
+def test_shapes_the_service_never_sends_are_refused() -> None:
     for unsent in (
-        models.Filter(must=[models.Filter(should=[b])]),
-        models.Filter(must=[models.HasIdCondition(has_id=[first])]),
         models.Filter(must=[field("t", match=models.MatchExcept(**{"except": [10]}))]),
+        models.Filter(must=[field("t", values_count=models.ValuesCount(gt=1))]),
     ):
         with pytest.raises(translate.UntranslatableError):
             translate.filter_(unsent)
