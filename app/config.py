@@ -38,3 +38,4 @@ class Settings(BaseSettings):
     embedding_url: str | None = None
     embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     embedding_api_key: str | None = None
+    mcp_enabled: bool = True  # the MCP endpoint at /mcp

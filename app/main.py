@@ -4,7 +4,7 @@ the models in a thread (so /healthz answers and /readyz says 503 meanwhile)."""
 
 import threading
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, HTTPException
@@ -17,6 +17,7 @@ from app.compat import compat_validation_error
 from app.config import Settings
 from app.embeddings.dense import DenseEncoder
 from app.errors import PayloadTooLarge, error_response, install_error_handlers
+from app.mcp.server import McpEndpoint
 from app.routes import documents, search, status, viz
 from app.state import AppState, close_services, load_services
 from app.store.open import open_store
@@ -89,6 +90,7 @@ def create_app(
 ) -> FastAPI:
     """`dense` lets tests share one loaded model between apps; by default MiniLM is loaded."""
     state = AppState(settings, authenticator or build_authenticator(settings))
+    mcp = McpEndpoint(state) if settings.mcp_enabled else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -98,7 +100,10 @@ def create_app(
         )
         loader.start()
         try:
-            yield
+            async with AsyncExitStack() as stack:
+                if mcp is not None:
+                    await stack.enter_async_context(mcp.running())
+                yield
         finally:
             loader.join()
             close_services(state)
@@ -113,6 +118,8 @@ def create_app(
     install_error_handlers(app, compat_validation_error)
     for module in (status, documents, search, viz):
         app.include_router(module.router)
+    if mcp is not None:
+        mcp.mount(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.openapi = _contract_openapi(app)  # type: ignore[method-assign]
     return app

@@ -68,7 +68,7 @@ UNAUTHENTICATED: dict[str, dict[str, str]] = {
         signed({"sub": "alice", "exp": later(), "groups": "eng", "scope": "search"})
     ),
     "alg none": bearer(
-        jwt.encode({"sub": "alice", "exp": later(), "scope": "search"}, None, algorithm="none")
+        jwt.encode({"sub": "alice", "exp": later(), "scope": "search"}, "", algorithm="none")
     ),
     "HS512": bearer(
         signed({"sub": "alice", "exp": later(), "scope": "search index"}, algorithm="HS512")

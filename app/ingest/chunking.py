@@ -6,13 +6,14 @@ chunker does not depend on the model and gives the same chunks in every test."""
 import re
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n{2,}")
+OVERLAP_WORDS = 24
 
 
 def _sentences(text: str) -> list[list[str]]:
     return [words for part in _SENTENCE_END.split(text) if (words := part.split())]
 
 
-def chunk_text(text: str, max_words: int = 180, overlap_words: int = 24) -> list[str]:
+def chunk_text(text: str, max_words: int = 180, overlap_words: int = OVERLAP_WORDS) -> list[str]:
     """Pack whole sentences into chunks; split a sentence only when it alone is too long.
     Each chunk after the first starts with the tail of the previous one (the overlap)."""
     pieces: list[list[str]] = []

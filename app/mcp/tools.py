@@ -1,0 +1,369 @@
+"""The MCP tools: `search`, `list_facets`, `get_document`, `index_status`. Each parses its
+arguments with the HTTP API's request model and calls the service the HTTP route calls, as the
+user of the request's bearer token; their descriptions are what a model reads to use them."""
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, StrictBool, StrictInt, StrictStr, ValidationError
+
+from app.auth import Principal
+from app.errors import InvalidRequest, NotFound, ServiceError, describe_validation
+from app.filters.models import DateBound
+from app.filters.spec import MAX_FOLDERS
+from app.ingest.models import DOC_TYPE_PATTERN
+from app.mcp.gate import principal_in
+from app.mcp.models import (
+    DocumentInfo,
+    FacetsResponse,
+    HitContext,
+    IndexStatus,
+    ToolSearchResponse,
+)
+from app.mcp.render import render_document, render_facets, render_hits, render_status
+from app.search.algorithms import Algorithm, FusionMethod
+from app.search.documents import DocumentReader
+from app.search.models import MAX_QUERY_CHARS, SearchBody
+from app.search.service import Granularity
+from app.state import AppState, Services
+from app.status import StatusResponse
+from app.store.fields import doc_key
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+MAX_CONTEXT_CHARS = 2_000  # per side and result: a page of 100 results must fit a model's context
+
+# Filters (shared by `search` and `list_facets`). Every one narrows; they combine with AND.
+DocTypes = Annotated[
+    list[StrictStr] | None,
+    Field(
+        description='Keep documents of any of these types, e.g. ["file"] or'
+        ' ["note", "deck_card"]. Types are lowercase identifiers: note, file, deck_card,'
+        " news_item, ... (list_facets shows the ones that exist)."
+    ),
+]
+DateArg = Annotated[
+    DateBound,
+    Field(
+        description="Inclusive bound on the last-modified time. An RFC 3339 / ISO 8601 date"
+        ' or datetime ("2026-05-01" = midnight UTC, "2026-05-01T09:30:00+02:00"; without an'
+        ' offset it is UTC) or Unix seconds (1777593600). Omit, null or "" = no bound.'
+    ),
+]
+Folders = Annotated[
+    list[StrictStr] | None,
+    # maxItems is only published: the limit counts folders after normalization (duplicates
+    # and blanks dropped), so the request model enforces it, with the HTTP API's message.
+    Field(
+        json_schema_extra={"maxItems": MAX_FOLDERS},
+        description=f"Keep files inside any of these folders (up to {MAX_FOLDERS}). A folder is a"
+        ' strict path prefix, segment by segment: "/Projects" matches /Projects/a.md and'
+        " /Projects/x/b.md, never /Projects-old/c.md or /Archive/Projects/d.md. Absolute,"
+        " case-sensitive, '/'-separated; a trailing '/' is ignored; \"/\" matches every file."
+        " Documents without a file path (notes, cards, news) never match a folder.",
+    ),
+]
+Tags = Annotated[
+    list[StrictStr] | None,
+    Field(
+        description="Keep documents carrying at least one of these tags (exact, case-sensitive)."
+    ),
+]
+TagsAll = Annotated[
+    list[StrictStr] | None,
+    Field(description="Keep documents carrying every one of these tags."),
+]
+Categories = Annotated[
+    list[StrictStr] | None,
+    Field(description='Keep documents in any of these categories (notes have one, e.g. "Work").'),
+]
+Owners = Annotated[
+    list[StrictStr] | None,
+    Field(
+        description="Keep documents owned by any of these user ids. Never widens access: only"
+        " documents the calling user may read are ever returned."
+    ),
+]
+
+SEARCH_DESCRIPTION = """Search the user's documents (notes, files, deck cards, news items, ...)
+by meaning and keywords, optionally narrowed by filters. Returns the best matching passages
+(chunks), each with its document's type, id, title, owner, modified date, folder path, tags and
+category, best first. Only documents the calling user may read are ever returned.
+
+- query: what to look for, in natural language or keywords. Empty = browse: the newest
+  documents matching the filters, newest first (score 0).
+- Filters narrow the results and combine with AND; inside one list, any value matches (OR),
+  except tags_all. They are applied inside the engine, so a narrow filter still fills the page.
+- Scores rank results within one answer; they are not probabilities and not comparable across
+  algorithms. hybrid (default) fuses semantic and keyword rankings (RRF scores are small, at
+  most about 0.033); semantic is cosine similarity (about 0.2 weak to 0.8 strong); bm25 is an
+  unbounded keyword score. total_found counts the matches for this user (exact when browsing).
+- Use list_facets first to see which doc types, tags, categories, owners and folders exist,
+  and get_document to check one document's metadata and status."""
+
+LIST_FACETS_DESCRIPTION = """Count the documents the calling user can see, per document type,
+tag, category, owner and top-level folder, under the given filters (each count is taken under
+all the *other* filters, so it says how many documents choosing that value would give). Use it
+to discover what to filter on before searching, e.g. which folders or tags exist. Filters
+work as in `search`."""
+
+GET_DOCUMENT_DESCRIPTION = """Get one document's metadata and indexing status by its doc_type
+and doc_id (as returned by `search`): title, owner, modified date (RFC 3339 UTC), file path,
+tags, category, MIME type, status (indexed, pending or failed) and its number of chunks. A
+document the user may not read is reported as not found."""
+
+INDEX_STATUS_DESCRIPTION = """Report the state of the search index: documents, chunks and
+documents waiting to be indexed (pending) or failed, in the whole index; how many documents
+the calling user can see; the embedding model and its dimension; the engine backend
+(embedded or server); the supported algorithms and fusions."""
+
+
+def error_result(exc: ServiceError) -> CallToolResult:
+    """A tool error with the message of the HTTP API's error envelope."""
+    envelope = {"error": {"code": exc.code, "message": exc.message, "field": exc.field}}
+    return CallToolResult(
+        content=[TextContent(text=exc.message)], structured_content=envelope, is_error=True
+    )
+
+
+def invalid_arguments(errors: Sequence[Any]) -> InvalidRequest:
+    """Pydantic's errors about tool arguments, described as the HTTP API describes a body's
+    (located in the body: "query" is a field here, not the query string)."""
+    in_body = [{**error, "loc": ("body", *error["loc"])} for error in errors]
+    return InvalidRequest(*describe_validation(in_body))
+
+
+def parse_search_body(arguments: dict[str, Any]) -> SearchBody:
+    """The HTTP API's request model, with its messages for what it rejects."""
+    try:
+        return SearchBody.model_validate({k: v for k, v in arguments.items() if v is not None})
+    except ValidationError as exc:
+        raise invalid_arguments(exc.errors()) from exc
+
+
+Work = Callable[[Principal, Services], Awaitable[tuple[BaseModel, str]]]
+
+
+def register_tools(server: MCPServer[Any], state: AppState) -> None:
+    async def answer(ctx: Context, work: Work) -> CallToolResult:
+        try:
+            principal = principal_in(getattr(ctx.request_context.request, "scope", None))
+            structured, text = await work(principal, state.require_services())
+        except ServiceError as exc:
+            return error_result(exc)
+        return CallToolResult(
+            content=[TextContent(text=text)],
+            structured_content=structured.model_dump(mode="json"),
+        )
+
+    @server.tool(title="Search documents", description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
+    async def search(
+        ctx: Context,
+        query: Annotated[
+            StrictStr,
+            Field(
+                max_length=MAX_QUERY_CHARS,
+                description="What to look for. Empty = browse, newest first.",
+            ),
+        ] = "",
+        limit: Annotated[
+            StrictInt, Field(ge=1, le=100, description="How many results to return.")
+        ] = 10,
+        algorithm: Annotated[
+            Algorithm,
+            Field(
+                description="hybrid: semantic + keyword, fused (best default); semantic: by"
+                " meaning only (paraphrases, other wording); bm25: exact keywords only (names,"
+                " codes, rare terms)."
+            ),
+        ] = Algorithm.HYBRID,
+        fusion: Annotated[
+            FusionMethod,
+            Field(description="hybrid only: rrf (rank fusion, default) or dbsf (score fusion)."),
+        ] = FusionMethod.RRF,
+        granularity: Annotated[
+            Granularity,
+            Field(
+                description="chunk: every matching passage (a long document may appear several"
+                " times); document: only the best passage of each document."
+            ),
+        ] = Granularity.CHUNK,
+        score_threshold: Annotated[
+            float,
+            Field(
+                ge=0,
+                allow_inf_nan=False,
+                strict=True,
+                description="Drop results scoring below this, on the algorithm's own scale"
+                " (see the description); 0 keeps everything.",
+            ),
+        ] = 0.0,
+        doc_types: DocTypes = None,
+        modified_after: DateArg = None,
+        modified_before: DateArg = None,
+        path_prefixes: Folders = None,
+        tags: Tags = None,
+        tags_all: TagsAll = None,
+        categories: Categories = None,
+        owners: Owners = None,
+        include_context: Annotated[
+            StrictBool,
+            Field(
+                description="Add each result's surrounding text (before_context,"
+                " after_context) to read a passage in its context."
+            ),
+        ] = False,
+        context_chars: Annotated[
+            StrictInt,
+            Field(
+                ge=0,
+                le=MAX_CONTEXT_CHARS,
+                description="With include_context: characters of context on each side.",
+            ),
+        ] = 300,
+    ) -> Annotated[CallToolResult, ToolSearchResponse]:
+        arguments = {
+            "query": query,
+            "limit": limit,
+            "algorithm": algorithm,
+            "fusion": fusion,
+            "granularity": granularity,
+            "score_threshold": score_threshold,
+            "doc_types": doc_types,
+            "modified_after": modified_after,
+            "modified_before": modified_before,
+            "path_prefixes": path_prefixes,
+            "tags": tags,
+            "tags_all": tags_all,
+            "categories": categories,
+            "owners": owners,
+        }
+
+        async def work(principal: Principal, services: Services) -> tuple[BaseModel, str]:
+            body = parse_search_body(arguments)
+            found = await asyncio.to_thread(run_search, services, principal, body)
+            if include_context:
+                await asyncio.to_thread(add_context, services, principal, found, context_chars)
+            return found, render_hits(found)
+
+        return await answer(ctx, work)
+
+    @server.tool(
+        title="Count documents by field", description=LIST_FACETS_DESCRIPTION, annotations=READ_ONLY
+    )
+    async def list_facets(
+        ctx: Context,
+        doc_types: DocTypes = None,
+        modified_after: DateArg = None,
+        modified_before: DateArg = None,
+        path_prefixes: Folders = None,
+        tags: Tags = None,
+        tags_all: TagsAll = None,
+        categories: Categories = None,
+        owners: Owners = None,
+    ) -> Annotated[CallToolResult, FacetsResponse]:
+        arguments = {
+            "doc_types": doc_types,
+            "modified_after": modified_after,
+            "modified_before": modified_before,
+            "path_prefixes": path_prefixes,
+            "tags": tags,
+            "tags_all": tags_all,
+            "categories": categories,
+            "owners": owners,
+        }
+
+        async def work(principal: Principal, services: Services) -> tuple[BaseModel, str]:
+            # A browse of one result with facets: the HTTP search, its count and its chips.
+            body = parse_search_body(arguments | {"limit": 1, "include_facets": True})
+            found = await asyncio.to_thread(run_search, services, principal, body)
+            counted = FacetsResponse(
+                total_documents=found.total_found,
+                facets=found.facets or {},
+                filters=found.filters,
+            )
+            return counted, render_facets(counted)
+
+        return await answer(ctx, work)
+
+    @server.tool(
+        title="Get one document", description=GET_DOCUMENT_DESCRIPTION, annotations=READ_ONLY
+    )
+    async def get_document(
+        ctx: Context,
+        doc_type: Annotated[
+            StrictStr,
+            Field(
+                pattern=DOC_TYPE_PATTERN,
+                description='The document\'s type, as in search results (e.g. "file").',
+            ),
+        ],
+        doc_id: Annotated[
+            StrictStr,
+            Field(
+                min_length=1,
+                max_length=256,
+                description="The document's id within its type, as in search results.",
+            ),
+        ],
+    ) -> Annotated[CallToolResult, DocumentInfo]:
+        async def work(principal: Principal, services: Services) -> tuple[BaseModel, str]:
+            info = await asyncio.to_thread(read_document, services, principal, doc_type, doc_id)
+            return info, render_document(info)
+
+        return await answer(ctx, work)
+
+    @server.tool(title="Index status", description=INDEX_STATUS_DESCRIPTION, annotations=READ_ONLY)
+    async def index_status(ctx: Context) -> Annotated[CallToolResult, IndexStatus]:
+        async def work(principal: Principal, services: Services) -> tuple[BaseModel, str]:
+            report = await asyncio.to_thread(read_status, state, services, principal)
+            return report, render_status(report)
+
+        return await answer(ctx, work)
+
+
+def run_search(services: Services, principal: Principal, body: SearchBody) -> ToolSearchResponse:
+    """The search of `POST /api/v1/search`, in its response shape."""
+    response = services.search.search(principal, body)
+    return ToolSearchResponse.model_validate(response.model_dump(exclude_unset=True))
+
+
+def reader_of(services: Services) -> DocumentReader:
+    search = services.search.service
+    return DocumentReader(services.store, search.verifier, search.forget_missing)
+
+
+def add_context(
+    services: Services, principal: Principal, found: ToolSearchResponse, chars: int
+) -> None:
+    reader = reader_of(services)
+    for result in found.results:
+        around = reader.context(
+            principal, (result.doc_type, result.doc_id), result.chunk_index, chars
+        )
+        if around is not None:
+            result.context = HitContext(
+                before_context=around.before_context,
+                after_context=around.after_context,
+                has_more_before=around.has_more_before,
+                has_more_after=around.has_more_after,
+            )
+
+
+def read_document(
+    services: Services, principal: Principal, doc_type: str, doc_id: str
+) -> DocumentInfo:
+    """Only a document the user can see; any other is 'not found', as if it did not exist."""
+    if not reader_of(services).is_visible(principal, (doc_type, doc_id)):
+        raise NotFound(f"no document {doc_key(doc_type, doc_id)}")
+    return DocumentInfo(**services.ingest.status(doc_type, doc_id).model_dump())
+
+
+def read_status(state: AppState, services: Services, principal: Principal) -> IndexStatus:
+    report = StatusResponse.of(state.settings, services)
+    visible = reader_of(services).count_visible(principal)
+    return IndexStatus(**report.model_dump(), visible_documents=visible)
