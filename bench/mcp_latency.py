@@ -1,0 +1,113 @@
+"""Latency of the MCP `search` tool against the same search over HTTP, on the demo corpus.
+
+Starts `astrolabe-search serve` on the demo data directory (loads the corpus first if needed),
+then runs every query of bench.http_latency under each filter scenario several times, three
+ways, interleaved: `POST /api/v1/search`; a `tools/call` of `search` as one JSON-RPC POST to
+/mcp (the transport alone); and through the SDK's Streamable HTTP client, one session for all
+calls (what an assistant's MCP client pays). Reports medians.
+
+    .venv/bin/python -m bench.mcp_latency [--data-dir DIR] [--rounds 5]
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from bench.http_latency import QUERIES, free_port, scenarios, wait_ready
+
+HEADERS = {"Authorization": "Bearer bench"}
+MCP_HEADERS = HEADERS | {"Accept": "application/json, text/event-stream"}
+
+
+def timed_http(client: httpx.Client, base: str, body: dict[str, Any]) -> float:
+    started = time.perf_counter()
+    client.post(f"{base}/api/v1/search", json=body).raise_for_status()
+    return (time.perf_counter() - started) * 1000
+
+
+def timed_rpc(client: httpx.Client, base: str, arguments: dict[str, Any]) -> float:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "search", "arguments": arguments},
+    }
+    started = time.perf_counter()
+    response = client.post(f"{base}/mcp", json=call, headers=MCP_HEADERS)
+    response.raise_for_status()
+    if "error" in response.json() or response.json()["result"].get("isError"):
+        raise RuntimeError(response.text)
+    return (time.perf_counter() - started) * 1000
+
+
+async def samples(base: str, bodies: list[dict[str, Any]]) -> list[tuple[float, float, float]]:
+    """(HTTP, JSON-RPC, SDK) per body, interleaved so that load on the machine hits all three."""
+    rows = []
+    async with (
+        httpx2.AsyncClient(headers=HEADERS) as http,
+        Client(streamable_http_client(f"{base}/mcp", http_client=http)) as sdk,
+    ):
+        with httpx.Client(headers=HEADERS, timeout=30) as client:
+            for body in bodies:
+                plain = timed_http(client, base, body)
+                rpc = timed_rpc(client, base, body)
+                started = time.perf_counter()
+                result = await sdk.call_tool("search", body)
+                rows.append((plain, rpc, (time.perf_counter() - started) * 1000))
+                if result.is_error:
+                    raise RuntimeError(str(result.content))
+    return rows
+
+
+def report(base: str, rounds: int) -> None:
+    asyncio.run(samples(base, [{"query": q} for q in QUERIES]))  # warm-up: first-call costs
+    print("| filter | HTTP search | MCP, one JSON-RPC POST | MCP, SDK client | SDK - HTTP |")
+    print("|---|---|---|---|---|")
+    for name, filters in scenarios().items():
+        bodies = [{"query": q, **filters} for _ in range(rounds) for q in QUERIES]
+        rows = asyncio.run(samples(base, bodies))
+        http, rpc, sdk = (statistics.median(column) for column in zip(*rows, strict=True))
+        overhead = statistics.median(s - h for h, _, s in rows)
+        print(f"| {name} | {http:.1f} ms | {rpc:.1f} ms | {sdk:.1f} ms | {overhead:+.1f} ms |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data-dir", default="bench/.data/demo")
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    keys = Path(args.data_dir).parent / "bench-keys.json"
+    keys.parent.mkdir(parents=True, exist_ok=True)
+    keys.write_text(json.dumps({"bench": {"sub": "dev", "groups": ["demo"], "scope": "search"}}))
+    env = os.environ | {"SEARCH_DATA_DIR": args.data_dir, "SEARCH_API_KEYS_FILE": str(keys)}
+    subprocess.run([sys.executable, "-m", "app", "demo"], env=env, check=True)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_ready(base, time.perf_counter())
+        report(base, args.rounds)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
