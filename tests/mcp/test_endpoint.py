@@ -8,7 +8,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -452,17 +452,18 @@ ACCEPT = {"Accept": "application/json, text/event-stream"}
 @pytest.mark.parametrize(
     ("authorization", "status"),
     [
-        (None, 401),
-        ("Bearer not-a-token", 401),
-        (f"Bearer {token('dave', scope='search', ttl=-60)}", 401),
-        (f"Bearer {token('dave', scope='index')}", 403),
+        (lambda: None, 401),
+        (lambda: "Bearer not-a-token", 401),
+        (lambda: f"Bearer {token('dave', scope='search', ttl=-60)}", 401),
+        (lambda: f"Bearer {token('dave', scope='index')}", 403),
     ],
     ids=["missing", "wrong", "expired", "without the search scope"],
 )
 def test_a_request_without_a_valid_token_is_refused_before_mcp(
-    service: Service, authorization: str | None, status: int
+    service: Service, authorization: Callable[[], str | None], status: int
 ) -> None:
-    headers = ACCEPT | ({"Authorization": authorization} if authorization else {})
+    header = authorization()  # minted now: a token made at collection may expire before this
+    headers = ACCEPT | ({"Authorization": header} if header else {})
     response = httpx.post(f"{service.base}/mcp", json=INITIALIZE, headers=headers)
     assert response.status_code == status
     assert response.json()["error"]["code"] in {"unauthenticated", "forbidden"}
