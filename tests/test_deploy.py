@@ -85,6 +85,8 @@ def test_compose_replicas_are_configured_with_real_settings(compose: dict[str, A
     replicas = _replicas(compose)
     nodes = _qdrant_nodes(compose)
     assert len(replicas) >= 2
+    hostnames = {replica.get("hostname", name) for name, replica in replicas.items()}
+    assert len(hostnames) == len(replicas), "a replica's host name owns its ingest leases"
     paths = _app_paths()
     for name, replica in replicas.items():
         assert (DEPLOY / replica["build"]["context"] / replica["build"]["dockerfile"]).is_file()

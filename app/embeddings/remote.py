@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from app.embeddings.dense import DIMENSION
-from app.errors import ServiceError
+from app.errors import Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -26,10 +26,9 @@ BACKOFF_SECONDS = 0.5
 _RETRY_STATUS = {408, 429, 500, 502, 503, 504}
 
 
-class EmbeddingUnavailable(ServiceError):
+class EmbeddingUnavailable(Unavailable):
     """The embedding server cannot answer now (down, overloaded, timing out): try again later."""
 
-    status_code = 503
     code = "embedding_unavailable"
 
 
