@@ -19,6 +19,7 @@ from app.embeddings.dense import DenseEncoder
 from app.errors import PayloadTooLarge, error_response, install_error_handlers
 from app.mcp.server import McpEndpoint
 from app.routes import documents, search, status, viz
+from app.routes.pages import install_pages
 from app.state import AppState, close_services, load_services
 from app.store.open import open_store
 
@@ -113,6 +114,8 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,  # install_pages serves the explorers with local assets
+        redoc_url=None,
     )
     app.state.astrolabe = state
     install_error_handlers(app, compat_validation_error)
@@ -120,6 +123,7 @@ def create_app(
         app.include_router(module.router)
     if mcp is not None:
         mcp.mount(app)
+    install_pages(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.openapi = _contract_openapi(app)  # type: ignore[method-assign]
     return app
