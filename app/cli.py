@@ -35,7 +35,9 @@ def _serve(args: argparse.Namespace) -> int:
             f"Try:\n  curl -s -H 'Authorization: Bearer {token}'"
             f" -H 'Content-Type: application/json'"
             f' -d \'{{"query": "quarterly budget"}}\' {base}/api/v1/search\n'
-            f"Search page: {base}/viz",
+            f"Search page, signed in: {base}/viz#token={token}\n"
+            f"  (the token stays in the fragment, which the browser never sends; the page takes"
+            f" it and clears it from the address bar)",
             flush=True,
         )
     elif not authenticator.configured:

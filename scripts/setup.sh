@@ -18,3 +18,12 @@ if [ ! -f "$stamp" ]; then
 fi
 # The serving model: MiniLM exported to ONNX from the shipped weights (skipped when present).
 .venv/bin/astrolabe-search export-model
+# The browser tests drive Debian's chromium (Playwright never downloads a browser here).
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "setup: the browser tests need Debian's chromium: sudo apt-get install chromium" >&2
+  fi
+fi

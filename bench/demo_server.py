@@ -1,0 +1,90 @@
+"""The real service on a free loopback port with the demo corpus, as `serve --dev` runs it: for
+the browser tests, the page timing and the screenshots."""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+SIGNED_IN_LINK = re.compile(r"Search page, signed in: (http://\S+#token=(\S+))")
+
+
+@dataclass(frozen=True)
+class DemoServer:
+    base: str  # http://127.0.0.1:<port>
+    token: str  # the dev token `serve --dev` printed
+    link: str  # the printed link that opens /viz signed in
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _environment(data_dir: Path) -> dict[str, str]:
+    """This machine's environment without any SEARCH_* setting but the data directory."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEARCH_")}
+    return env | {"SEARCH_DATA_DIR": str(data_dir)}
+
+
+def load_demo(data_dir: Path) -> None:
+    """`astrolabe-search demo`: the 300 documents through the real model."""
+    subprocess.run(
+        [sys.executable, "-m", "app", "demo"],
+        env=_environment(data_dir),
+        check=True,
+        capture_output=True,
+        timeout=900,
+    )
+
+
+@contextmanager
+def demo_server(data_dir: Path, ready_timeout: float = 180) -> Iterator[DemoServer]:
+    """`serve --dev` on the loaded data directory; yields once /readyz answers 200."""
+    port = free_port()
+    log_path = data_dir.parent / f"serve-{port}.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve", "--dev", "--port", str(port)],
+            env=_environment(data_dir),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            server = _wait_until_ready(process, log_path, port, ready_timeout)
+            yield server
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def _wait_until_ready(
+    process: subprocess.Popen[bytes], log_path: Path, port: int, timeout: float
+) -> DemoServer:
+    deadline = time.monotonic() + timeout
+    base = f"http://127.0.0.1:{port}"
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"serve exited: {log_path.read_text()}")
+        found = SIGNED_IN_LINK.search(log_path.read_text())
+        if found and _ready(base):
+            return DemoServer(base=base, token=found.group(2), link=found.group(1))
+        time.sleep(0.5)
+    raise TimeoutError(f"serve not ready in {timeout} s: {log_path.read_text()}")
+
+
+def _ready(base: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
