@@ -17,6 +17,7 @@ from app.ingest.queue import IndexQueue
 from app.ingest.service import IngestService
 from app.search.algorithms import QueryEncoder
 from app.search.api import SearchApi
+from app.search.navigation import Navigator
 from app.search.service import SearchService
 from app.search.verify import DocRef, Verifier
 from app.store.base import Store
@@ -36,6 +37,7 @@ class Services:
     search: SearchApi
     verifier: Verifier | None
     keeper: LeaseKeeper
+    navigation: Navigator
 
 
 @dataclass
@@ -81,7 +83,9 @@ def build_services(settings: Settings, store: Store, dense: DenseEncoder | None)
     keeper = LeaseKeeper(indexer.leases, take_over_orphans)
     keeper.start()
     ingest = IngestService(indexer, queue)
-    return Services(store, model, ingest, SearchApi(search, store), verifier, keeper)
+    return Services(
+        store, model, ingest, SearchApi(search, store), verifier, keeper, Navigator(store)
+    )
 
 
 def load_services(state: AppState, store: Store, dense: DenseEncoder | None) -> None:

@@ -9,7 +9,14 @@ from enum import StrEnum
 from qdrant_client import models
 
 from app.auth import Principal
-from app.filters.selectors import FIRST_CHUNK, IS_CHUNK, of_documents, readable_by
+from app.filters.selectors import (
+    FIRST_CHUNK,
+    IS_CHUNK,
+    in_directory,
+    of_document,
+    of_documents,
+    readable_by,
+)
 from app.filters.spec import FilterSpec
 from app.store import fields
 
@@ -78,10 +85,12 @@ class SearchFilter:
     parts: dict[Facet | None, list[models.Condition]]
     excluded: tuple[str, ...] = ()
 
-    def selector(self, *, first_chunk: bool = False, without: Facet | None = None) -> models.Filter:
-        """The engine filter; `first_chunk`: one point per document; `without`: that chip's
-        own filter left out (its facet counts)."""
-        must = list(self.base)
+    def selector(
+        self, *extra: models.Condition, first_chunk: bool = False, without: Facet | None = None
+    ) -> models.Filter:
+        """The engine filter; `extra`: more conditions; `first_chunk`: one point per document;
+        `without`: that chip's own filter left out (its facet counts)."""
+        must = [*self.base, *extra]
         for facet, conditions in self.parts.items():
             if facet is not without or facet is None:
                 must.extend(conditions)
@@ -106,3 +115,18 @@ def search_filter(principal: Principal, spec: FilterSpec) -> SearchFilter:
 def build_filter(principal: Principal, spec: FilterSpec) -> models.Filter:
     """The search filter in one call (tests and one-off callers)."""
     return search_filter(principal, spec).selector()
+
+
+def folder_tree_filter(principal: Principal, spec: FilterSpec, parent: str) -> models.Filter:
+    """Readable documents (once each) anywhere in `parent`, under every filter but the folders
+    (the tree is what picks those): what the folder tree counts."""
+    return search_filter(principal, spec).selector(
+        in_directory(parent), first_chunk=True, without=Facet.FOLDERS
+    )
+
+
+def readable_chunks_of(principal: Principal, key: str) -> models.Filter:
+    """The chunks of one document if this user may read it, else nothing."""
+    return models.Filter(
+        must=[IS_CHUNK, readable_by(access_principals(principal)), of_document(key)]
+    )

@@ -110,3 +110,43 @@ class AppliedFilters(BaseModel):
             categories=list(spec.categories),
             owners=list(spec.owners),
         )
+
+
+def _split(value: str | None, separator: str) -> list[str] | None:
+    return None if value is None else value.split(separator)
+
+
+CommaList = Annotated[str | None, Field(description="Comma-separated.")]
+LineList = Annotated[
+    str | None, Field(description="Newline-separated (a newline cannot occur in a path).")
+]
+
+
+class FilterParams(BaseModel):
+    """The filters as query parameters (`GET /viz/search`, `GET /api/v1/folders`): lists are
+    comma-separated (doc_types, categories) or newline-separated (folders, tags, owners)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    doc_types: CommaList = None
+    categories: CommaList = None
+    modified_after: DateBound = None
+    modified_before: DateBound = None
+    path_prefix: str | None = None
+    path_prefixes: LineList = None
+    tags: LineList = None
+    tags_all: LineList = None
+    owners: LineList = None
+
+    def filters(self) -> FilterFields:
+        return FilterFields(
+            doc_types=_split(self.doc_types, ","),
+            categories=_split(self.categories, ","),
+            modified_after=self.modified_after,
+            modified_before=self.modified_before,
+            path_prefix=self.path_prefix,
+            path_prefixes=_split(self.path_prefixes, "\n"),
+            tags=_split(self.tags, "\n"),
+            tags_all=_split(self.tags_all, "\n"),
+            owners=_split(self.owners, "\n"),
+        )

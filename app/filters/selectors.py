@@ -33,6 +33,11 @@ def of_documents(keys: Iterable[str]) -> models.FieldCondition:
     return _any_of(fields.DOC_KEY, keys)
 
 
+def in_directory(folder: str) -> models.FieldCondition:
+    """Files anywhere below this folder (the folder tree's counts)."""
+    return _is(fields.DIRECTORIES, folder)
+
+
 def readable_by(entries: Iterable[str]) -> models.FieldCondition:
     """`user:<id>` / `group:<id>` entries, any of which may read the point."""
     return _any_of(fields.READERS, entries)

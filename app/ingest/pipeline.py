@@ -13,7 +13,7 @@ from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.filters import selectors
 from app.filters.spec import folder_ancestors
-from app.ingest.chunking import chunk_text
+from app.ingest.chunking import Chunk, chunk_spans
 from app.ingest.documents import Document
 from app.ingest.leases import Leases
 from app.ingest.models import DocumentStatus
@@ -74,7 +74,7 @@ def placeholder_point(doc: Document, revision: int, error: str | None = None) ->
     return models.PointStruct(id=placeholder_id(doc.key), vector={}, payload=payload)
 
 
-def chunk_payload(doc: Document, index: int, total: int, text: str) -> dict[str, Any]:
+def chunk_payload(doc: Document, index: int, total: int, chunk: Chunk) -> dict[str, Any]:
     is_file = doc.doc_type == "file" and doc.file_path is not None
     folders = folder_ancestors(doc.file_path) if is_file and doc.file_path else []
     return {
@@ -84,7 +84,9 @@ def chunk_payload(doc: Document, index: int, total: int, text: str) -> dict[str,
         fields.DOC_TYPE: doc.doc_type,
         fields.DOC_ID: doc.doc_id,
         fields.TITLE: doc.title,
-        fields.TEXT: text,
+        fields.TEXT: chunk.text,
+        fields.CHUNK_START: chunk.start,
+        fields.CHUNK_END: chunk.end,
         fields.CHUNK_INDEX: index,
         fields.TOTAL_CHUNKS: total,
         fields.OWNER: doc.owner,
@@ -92,6 +94,7 @@ def chunk_payload(doc: Document, index: int, total: int, text: str) -> dict[str,
         fields.MODIFIED_AT: doc.modified_at,
         fields.FILE_PATH: doc.file_path,
         fields.FOLDERS: folders,
+        fields.DIRECTORIES: folders[:-1],
         fields.TOP_FOLDER: folders[1] if len(folders) > 1 else None,  # the chip that selects it
         fields.TAGS: list(doc.tags),
         fields.CATEGORY: doc.category,
@@ -145,7 +148,7 @@ class Indexer:
         """Embed and write these jobs; returns chunks written per job (superseded jobs: absent)."""
         current = self._current(jobs)
         prepared = [(job, doc, self._chunks(doc)) for job, doc in current]
-        texts = [f"{doc.title}\n{chunk}" for _, doc, chunks in prepared for chunk in chunks]
+        texts = [f"{doc.title}\n{chunk.text}" for _, doc, chunks in prepared for chunk in chunks]
         dense = iter(self.dense.encode(texts))
         sparse = iter(self.sparse.encode_documents(texts))
         written: dict[Job, int] = {}
@@ -177,9 +180,9 @@ class Indexer:
             self.store.delete(selector)
             return True
 
-    def _chunks(self, doc: Document) -> list[str]:
+    def _chunks(self, doc: Document) -> list[Chunk]:
         text = doc.content if doc.content.strip() else doc.title
-        return chunk_text(text, max_words=self.chunk_words)
+        return chunk_spans(text, max_words=self.chunk_words)
 
     def _current(self, jobs: Sequence[Job]) -> list[tuple[Job, Document]]:
         """The jobs still current whose lease this replica holds (taken now if it is free)."""

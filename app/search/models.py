@@ -2,13 +2,14 @@
 it) and `GET /viz/search` parse into one SearchQuery; the responses are built from its outcome.
 The contract is docs/api.md; the Astrolabe dialect is docs/astrolabe.md."""
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-from app.filters.models import AppliedFilters, DateBound, FilterFields
+from app.filters.models import AppliedFilters, FilterFields, FilterParams
 from app.filters.spec import format_timestamp
 from app.search.algorithms import Algorithm, FusionMethod
+from app.search.context import MAX_CONTEXT
 from app.search.projection import Projection
 from app.search.service import Granularity, SearchOutcome, SearchQuery
 from app.store import fields
@@ -97,21 +98,9 @@ class VectorVizBody(SearchBody):
     limit: StrictInt = Field(default=20, ge=1, le=50)
 
 
-def _split(value: str | None, separator: str) -> list[str] | None:
-    return None if value is None else value.split(separator)
-
-
-CommaList = Annotated[str | None, Field(description="Comma-separated.")]
-LineList = Annotated[
-    str | None, Field(description="Newline-separated (a newline cannot occur in a path).")
-]
-
-
-class VizParams(BaseModel):
+class VizParams(FilterParams):
     """`GET /viz/search`: the body of `POST /api/v1/search` as query parameters; lists are
     comma-separated (doc_types, categories) or newline-separated (folders, tags, owners)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     query: str = Field(default="", max_length=MAX_QUERY_CHARS)
     limit: int = Field(default=20, ge=1, le=50)
@@ -121,28 +110,6 @@ class VizParams(BaseModel):
     granularity: Granularity = Granularity.CHUNK
     score_threshold: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     include_facets: bool = False
-    doc_types: CommaList = None
-    categories: CommaList = None
-    modified_after: DateBound = None
-    modified_before: DateBound = None
-    path_prefix: str | None = None
-    path_prefixes: LineList = None
-    tags: LineList = None
-    tags_all: LineList = None
-    owners: LineList = None
-
-    def filters(self) -> FilterFields:
-        return FilterFields(
-            doc_types=_split(self.doc_types, ","),
-            categories=_split(self.categories, ","),
-            modified_after=self.modified_after,
-            modified_before=self.modified_before,
-            path_prefix=self.path_prefix,
-            path_prefixes=_split(self.path_prefixes, "\n"),
-            tags=_split(self.tags, "\n"),
-            tags_all=_split(self.tags_all, "\n"),
-            owners=_split(self.owners, "\n"),
-        )
 
     def to_query(self) -> SearchQuery:
         return SearchQuery(
@@ -174,6 +141,12 @@ class SearchResult(BaseModel):
     category: str | None
     mime_type: str | None
     path: str | None = Field(description="file_path again (what the Astrolabe app reads).")
+    chunk_start_offset: int | None = Field(
+        description="Where the chunk's text starts in the document's content, in characters"
+        " (excerpt == content[start:end]; for GET /api/v1/chunk-context). null for chunks"
+        " indexed before offsets were kept."
+    )
+    chunk_end_offset: int | None = Field(description="Where it ends (exclusive).")
 
     @classmethod
     def of(cls, hit: Hit, with_excerpt: bool = True) -> "SearchResult":
@@ -194,6 +167,8 @@ class SearchResult(BaseModel):
             tags=list(p.get(fields.TAGS) or []),
             category=p.get(fields.CATEGORY),
             mime_type=p.get(fields.MIME_TYPE),
+            chunk_start_offset=p.get(fields.CHUNK_START),
+            chunk_end_offset=p.get(fields.CHUNK_END),
         )
 
 
@@ -366,3 +341,48 @@ class VizResponse(SearchResponse):
             "query_coords_3d": projection.query_3d,
             "pca_variance": projection.variance,
         }
+
+
+class FolderParams(FilterParams):
+    """`GET /api/v1/folders`: the filters of `GET /viz/search` and the folder to list. Folder
+    filters do not narrow the counts (the tree is what picks them), as a facet leaves out its
+    own filter."""
+
+    parent: str = Field(default="/", description="The folder whose subfolders to list.")
+
+
+class Folder(BaseModel):
+    path: str = Field(examples=["/Projects/Reports"])
+    name: str = Field(examples=["Reports"])
+    count: int = Field(description="Readable documents in it (any depth) under the filters.")
+    has_children: bool = Field(description="Whether it has such subfolders in turn.")
+
+
+class FoldersResponse(BaseModel):
+    parent: str = Field(description="The parent as normalized.")
+    folders: list[Folder]
+
+
+class ChunkContextParams(BaseModel):
+    """`GET /api/v1/chunk-context`: a result's document and chunk offsets."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    doc_type: str = Field(min_length=1, max_length=32)
+    doc_id: str = Field(min_length=1, max_length=256)
+    start: int = Field(ge=0, description="The result's chunk_start_offset.")
+    end: int = Field(ge=1, description="The result's chunk_end_offset.")
+    context: int = Field(default=500, ge=0, le=MAX_CONTEXT, description="Characters each side.")
+
+
+class ChunkContextResponse(BaseModel):
+    success: bool = True
+    chunk_text: str = Field(description="content[start:end]")
+    before_context: str = Field(description="Up to `context` characters before it.")
+    after_context: str = Field(description="Up to `context` characters after it.")
+    has_more_before: bool
+    has_more_after: bool
+    chunk_index: int = Field(
+        description="The chunk with these offsets (else the one holding start)."
+    )
+    total_chunks: int

@@ -19,12 +19,15 @@ TITLE = "title"
 TEXT = "text"
 CHUNK_INDEX = "chunk_index"  # a document is its chunk 0 for counts, facets and browse
 TOTAL_CHUNKS = "total_chunks"
+CHUNK_START = "chunk_start"  # where the chunk's text starts in the document's content
+CHUNK_END = "chunk_end"  # and where it ends (exclusive): text == content[start:end]
 OWNER = "owner"
 ACL = "acl"
 MODIFIED_AT = "modified_at"  # int seconds (integer index)
 FILE_PATH = "file_path"
 FOLDERS = "folders"  # every ancestor of file_path: folder filters match one of them
 TOP_FOLDER = "top_folder"  # the folder chip a file falls under
+DIRECTORIES = "directories"  # the folders holding file_path, "/" first: the folder tree
 TAGS = "tags"
 CATEGORY = "category"
 MIME_TYPE = "mime_type"
@@ -63,6 +66,7 @@ PAYLOAD_INDEXES: dict[str, IndexType] = {
     MODIFIED_AT: IndexType.INTEGER,
     FOLDERS: IndexType.KEYWORD,
     TOP_FOLDER: IndexType.KEYWORD,
+    DIRECTORIES: IndexType.KEYWORD,
     TAGS: IndexType.KEYWORD,
     CATEGORY: IndexType.KEYWORD,
     CHUNK_INDEX: IndexType.INTEGER,

@@ -1,5 +1,7 @@
 """Chunks are exact slices of the document with their character offsets."""
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,7 +20,7 @@ def test_each_chunk_is_the_slice_its_offsets_name() -> None:
         assert TEXT[chunk.start : chunk.end] == chunk.text
         assert chunk.text == chunk.text.strip()
     # consecutive chunks overlap or touch: only whitespace lies between them
-    for before, after in zip(chunks, chunks[1:], strict=False):
+    for before, after in itertools.pairwise(chunks):
         assert after.start <= before.end or not TEXT[before.end : after.start].strip()
 
 
@@ -44,7 +46,7 @@ def test_every_word_of_the_text_is_in_a_chunk_at_its_offset(
 ) -> None:
     text = " ".join(tokens)
     chunks = chunk_spans(text, max_words=max_words, overlap_words=overlap)
-    covered = set()
+    covered: set[int] = set()
     for chunk in chunks:
         assert text[chunk.start : chunk.end] == chunk.text
         covered.update(range(chunk.start, chunk.end))

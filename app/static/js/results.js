@@ -101,7 +101,7 @@ function crumbs(path, addFolder) {
   const parts = path.split("/").filter(Boolean);
   const box = el("span", { class: "crumbs", "aria-label": "Folder" });
   parts.forEach((name, i) => {
-    if (i > 0) box.append(el("span", { class: "sep", "aria-hidden": "true", text: " › " }));
+    if (i > 0) box.append(el("span", { class: "sep", "aria-hidden": "true", text: "›" }));
     if (i === parts.length - 1) {
       box.append(el("span", { class: "file", text: name }));
       return;
