@@ -270,7 +270,15 @@ function wire() {
     e.preventDefault();
     signIn($("token-input").value, { fromPrompt: true });
   });
+  // A pasted token is checked at once (Enter or the button work too).
+  $("token-input").addEventListener("paste", () =>
+    setTimeout(() => signIn($("token-input").value, { fromPrompt: true }), 0)
+  );
   $("sign-out").addEventListener("click", () => signOut());
+  document.addEventListener("keydown", (e) => {
+    const typing = e.target.closest("input, select, textarea");
+    if (e.key === "/" && !typing && !$("app").hidden) { e.preventDefault(); $("q").focus(); }
+  });
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); submitSearch(); });
   $("q").addEventListener("input", () => {
     const typed = takeOperators(false);
