@@ -8,21 +8,28 @@ export class FolderTree {
     this.onToggle = onToggle; // (folder, selected) => void
     this.expanded = new Set();
     this.children = new Map(); // parent -> [{path, name, count, has_children}]
-    this.filterParams = "";
+    this.filterParams = null; // the filters the shown counts are for
+    this.shownFor = null; // and the token
     this.selected = [];
     this.token = "";
     this.generation = 0;
   }
 
-  /** New filters: counts change, so every open level is fetched again. */
+  /** New filters: counts change, so every open level is fetched again (only then). */
   async refresh(token, filterParams, selected) {
     this.token = token;
     this.selected = selected;
+    const unchanged = token === this.shownFor && filterParams === this.filterParams;
+    if (unchanged && Array.isArray(this.children.get("/"))) {
+      this.render(); // same counts: only the selection may have changed
+      return;
+    }
     const generation = ++this.generation;
     const parents = ["/", ...[...this.expanded].sort()];
     const levels = await Promise.all(parents.map((p) => this.fetchLevel(p, filterParams)));
     if (generation !== this.generation) return; // a newer refresh owns the tree
     this.filterParams = filterParams;
+    this.shownFor = token;
     this.children = new Map(parents.map((p, i) => [p, levels[i]]));
     this.render();
   }
