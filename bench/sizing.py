@@ -25,6 +25,7 @@ from qdrant_client import models
 
 from app.embeddings.dense import DIMENSION as DENSE_SIZE
 from app.embeddings.sparse import Bm25Encoder
+from app.ingest.chunking import Chunk
 from app.ingest.documents import Document
 from app.ingest.pipeline import chunk_payload, chunk_point_id
 from app.store.edge import EdgeStore
@@ -70,7 +71,7 @@ def _points(
             models.PointStruct(
                 id=chunk_point_id(doc.key, n % 4),
                 vector={DENSE_VECTOR: dense[i].tolist(), SPARSE_VECTOR: sparse[i]},
-                payload=chunk_payload(doc, n % 4, 4, text),
+                payload=chunk_payload(doc, n % 4, 4, Chunk(text, 0, len(text))),
             )
         )
     return points
