@@ -13,7 +13,6 @@ from app.filters.selectors import (
     FIRST_CHUNK,
     IS_CHUNK,
     in_directory,
-    of_document,
     of_documents,
     readable_by,
 )
@@ -122,11 +121,4 @@ def folder_tree_filter(principal: Principal, spec: FilterSpec, parent: str) -> m
     (the tree is what picks those): what the folder tree counts."""
     return search_filter(principal, spec).selector(
         in_directory(parent), first_chunk=True, without=Facet.FOLDERS
-    )
-
-
-def readable_chunks_of(principal: Principal, key: str) -> models.Filter:
-    """The chunks of one document if this user may read it, else nothing."""
-    return models.Filter(
-        must=[IS_CHUNK, readable_by(access_principals(principal)), of_document(key)]
     )

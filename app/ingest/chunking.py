@@ -35,9 +35,7 @@ def _sentences(text: str) -> list[list[re.Match[str]]]:
     return sentences
 
 
-def chunk_spans(
-    text: str, max_words: int = 180, overlap_words: int = OVERLAP_WORDS
-) -> list[Chunk]:
+def chunk_spans(text: str, max_words: int = 180, overlap_words: int = OVERLAP_WORDS) -> list[Chunk]:
     """Pack whole sentences into chunks; split a sentence only when it alone is too long.
     Each chunk after the first starts with the tail of the previous one (the overlap)."""
     pieces = [

@@ -5,6 +5,7 @@ between them), so together they give the document's text at the right offsets.""
 from dataclasses import dataclass
 
 from app.errors import InvalidRequest
+from app.search.documents import ChunkContext
 
 MAX_CONTEXT = 10_000
 
@@ -15,17 +16,6 @@ class StoredChunk:
     start: int
     end: int
     text: str
-
-
-@dataclass(frozen=True)
-class ChunkContext:
-    chunk_text: str
-    before_context: str
-    after_context: str
-    has_more_before: bool
-    has_more_after: bool
-    chunk_index: int
-    total_chunks: int
 
 
 def document_text(chunks: list[StoredChunk]) -> str:

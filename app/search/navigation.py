@@ -5,7 +5,8 @@ from dataclasses import asdict
 
 from app.auth import Principal
 from app.errors import NotFound
-from app.filters.conditions import folder_tree_filter, readable_chunks_of
+from app.filters.conditions import folder_tree_filter
+from app.filters.documents import readable_chunks_of
 from app.filters.spec import normalize_folder
 from app.search.context import StoredChunk, context_around
 from app.search.folders import child_folders
@@ -43,7 +44,7 @@ class Navigator:
     ) -> ChunkContextResponse:
         """404 for a document this user may not read, exactly as for one that does not exist."""
         key = fields.doc_key(params.doc_type, params.doc_id)
-        hits = self.store.scroll(readable_chunks_of(principal, key), MAX_CHUNKS)
+        hits = self.store.scroll(readable_chunks_of(principal, key, 0, MAX_CHUNKS), MAX_CHUNKS)
         if not hits:
             raise NotFound(f"no document {params.doc_type}/{params.doc_id}")
         chunks = [_stored(hit) for hit in hits]
