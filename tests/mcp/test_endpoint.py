@@ -287,8 +287,9 @@ def test_context_is_the_document_text_around_the_chunk(service: Service) -> None
     for result in found["results"]:
         context = result["context"]
         full = contents[(result["doc_type"], result["doc_id"])]
-        start = full.index(result["excerpt"])
-        before, after = full[:start].rstrip(), full[start + len(result["excerpt"]) :].lstrip()
+        excerpt = " ".join(result["excerpt"].split())  # an exact slice of the content: as written
+        start = full.index(excerpt)
+        before, after = full[:start].rstrip(), full[start + len(excerpt) :].lstrip()
         assert before.endswith(context["before_context"])
         assert after.startswith(context["after_context"])
         assert len(context["before_context"]) <= chars >= len(context["after_context"])
