@@ -11,8 +11,8 @@ from app.status import StatusResponse
 class HitContext(BaseModel):
     """The document's text on either side of the result's chunk."""
 
-    before_context: str = Field(description="Text just before the chunk (word boundaries).")
-    after_context: str = Field(description="Text just after the chunk (word boundaries).")
+    before_context: str = Field(description="Text just before the chunk.")
+    after_context: str = Field(description="Text just after the chunk.")
     has_more_before: bool = Field(description="The document has more text before this.")
     has_more_after: bool = Field(description="The document has more text after this.")
 

@@ -26,7 +26,7 @@ from app.mcp.models import (
 from app.mcp.render import render_document, render_facets, render_hits, render_status
 from app.search.algorithms import Algorithm, FusionMethod
 from app.search.documents import DocumentReader
-from app.search.models import MAX_QUERY_CHARS, SearchBody
+from app.search.models import MAX_QUERY_CHARS, ChunkContextParams, SearchBody
 from app.search.service import Granularity
 from app.state import AppState, Services
 from app.status import StatusResponse
@@ -340,18 +340,28 @@ def reader_of(services: Services) -> DocumentReader:
 def add_context(
     services: Services, principal: Principal, found: ToolSearchResponse, chars: int
 ) -> None:
-    reader = reader_of(services)
+    """Each result's surrounding text from the chunk-context service, by its chunk offsets
+    (none for a document indexed before offsets were kept, or changed meanwhile)."""
     for result in found.results:
-        around = reader.context(
-            principal, (result.doc_type, result.doc_id), result.chunk_index, chars
+        if result.chunk_start_offset is None or result.chunk_end_offset is None:
+            continue
+        where = ChunkContextParams(
+            doc_type=result.doc_type,
+            doc_id=result.doc_id,
+            start=result.chunk_start_offset,
+            end=result.chunk_end_offset,
+            context=chars,
         )
-        if around is not None:
-            result.context = HitContext(
-                before_context=around.before_context,
-                after_context=around.after_context,
-                has_more_before=around.has_more_before,
-                has_more_after=around.has_more_after,
-            )
+        try:
+            around = services.navigation.chunk_context(principal, where)
+        except (NotFound, InvalidRequest):
+            continue
+        result.context = HitContext(
+            before_context=around.before_context,
+            after_context=around.after_context,
+            has_more_before=around.has_more_before,
+            has_more_after=around.has_more_after,
+        )
 
 
 def read_document(
