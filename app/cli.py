@@ -1,4 +1,4 @@
-"""`astrolabe-search serve | ingest | demo`."""
+"""`astrolabe-search serve | ingest | demo | migrate | export-model | optimize`."""
 
 import argparse
 import json
@@ -194,6 +194,31 @@ def _export_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def _optimize(args: argparse.Namespace) -> int:
+    """Merge segments and build the HNSW index of the embedded engine, offline: it blocks the
+    process (GIL held) for minutes at 100k chunks, so `serve` never does it."""
+    from app.store.edge import EdgeStore
+    from app.store.open import open_store
+
+    store = open_store(Settings())
+    try:
+        if not isinstance(store, EdgeStore):
+            print("nothing to do: a Qdrant server builds its indexes by itself")
+            return 0
+        before = store.segments()
+        started = time.perf_counter()
+        store.optimize()
+        after = store.segments()
+        print(
+            f"optimized in {time.perf_counter() - started:.1f} s: {before['segments']} -> "
+            f"{after['segments']} segments, {after['indexed_vectors']} of {after['points']}"
+            " vectors in an HNSW index"
+        )
+    finally:
+        store.close()
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     parser = argparse.ArgumentParser(prog="astrolabe-search")
@@ -224,5 +249,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     export.add_argument("--model-dir", type=Path, help="default: SEARCH_MODEL_DIR or the venv")
     export.add_argument("--force", action="store_true", help="export again even if present")
     export.set_defaults(run=_export_model)
+    optimize = commands.add_parser(
+        "optimize", help="build the HNSW index offline (stop `serve` first: it takes minutes)"
+    )
+    optimize.set_defaults(run=_optimize)
     args = parser.parse_args(argv)
     sys.exit(args.run(args))

@@ -181,6 +181,20 @@ class EdgeStore:
         )
         return {str(hit.value): hit.count for hit in response}
 
+    def optimize(self) -> bool:
+        """Merge segments and build the HNSW graph. Blocks and holds the GIL for minutes at
+        100k points: for an offline window (`astrolabe-search optimize`), never from `serve`."""
+        with self._write_lock:
+            return bool(self._shard.optimize())
+
+    def segments(self) -> dict[str, int]:
+        info = self._shard.info()
+        return {
+            "segments": info.segments_count,
+            "points": info.points_count,
+            "indexed_vectors": info.indexed_vectors_count,
+        }
+
     def close(self) -> None:
         with self._write_lock:
             self._shard.flush()

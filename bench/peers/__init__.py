@@ -1,0 +1,59 @@
+"""Side-by-side: every engine in a fresh process on the tier's points, the hybrid scenarios'
+filters, the same query vectors; ratios against ours from the same run."""
+
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+PEERS = ("lancedb", "pgvector", "qdrant-local")
+LOCAL_MODE_MAX_POINTS = 12_000  # qdrant-client local mode is pure Python: ~1 s a query at 10k
+
+
+def run_engine(root: Path, tier: str, engine: str, queries: int) -> dict[str, Any]:
+    command = [sys.executable, "-m", "bench.peers.measure", "--engine", engine, "--tier", tier]
+    command += ["--data", str(root), "--queries", str(queries)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return {"engine": engine, "error": done.stderr[-1500:]}
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def compare(root: Path, tier: str, names: list[str], ours_http: dict[str, Any]) -> dict[str, Any]:
+    """Engine-side p50 per scenario for ours and each peer, and each peer's ratio to ours:
+    engine side (engine / engine) and end to end (peer engine + the same query embedding,
+    against our HTTP p50)."""
+    points = int(ours_http["prepared"]["points"])
+    queries = 93
+    engines = {"ours": run_engine(root, tier, "ours", queries)}
+    for name in names:
+        if name == "qdrant-local" and points > LOCAL_MODE_MAX_POINTS:
+            continue
+        engines[name] = run_engine(root, tier, name, 10 if name == "qdrant-local" else queries)
+    http = _median_latency(ours_http)
+    ours = engines["ours"].get("scenarios", {})
+    for name, result in engines.items():
+        if name == "ours" or "scenarios" not in result:
+            continue
+        for scenario, row in result["scenarios"].items():
+            if scenario not in ours or scenario not in http:
+                continue
+            row["engine_ratio"] = round(row["p50"] / ours[scenario]["p50"], 2)
+            end_to_end = row["p50"] + http[scenario]["embed_p50"]
+            row["end_to_end_ratio"] = round(end_to_end / http[scenario]["p50"], 2)
+    return engines
+
+
+def _median_latency(result: dict[str, Any]) -> dict[str, dict[str, float]]:
+    runs = result["runs"]
+    names = runs[0]["latency"].keys()
+    return {
+        name: {
+            key: statistics.median(run["latency"][name][key] for run in runs)
+            for key in ("p50", "embed_p50")
+        }
+        for name in names
+    }

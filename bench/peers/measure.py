@@ -1,0 +1,112 @@
+"""One engine, one fresh process: load the tier's points, time the hybrid scenarios, check every
+result against the filter oracle, measure dense recall@10 against an exact scan. Prints JSON.
+
+    .venv/bin/python -m bench.peers.measure --engine lancedb --tier 100k"""
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.corpus import load_vaswani
+from bench.peers.engines import Engine, LanceDB, Ours, Pgvector, QdrantLocal, Where
+from bench.prepare import model_encoder, read_peer_files, tier_dir
+from bench.service import scenarios
+
+HYBRID_SCENARIOS = [name for name in scenarios() if name.startswith("hybrid, ")]
+
+
+def open_engine(name: str, out: Path, points: list[dict[str, Any]], vectors: np.ndarray) -> Engine:
+    if name == "ours":
+        from app.store.edge import EdgeStore
+        from bench.prepare import COLLECTION
+
+        return Ours(EdgeStore(out / "data", COLLECTION))
+    if name == "lancedb":
+        return LanceDB(out / "peers" / "lancedb", points, vectors)
+    if name == "pgvector":
+        return Pgvector(out / "peers" / "pgvector", points, vectors)
+    if name == "qdrant-local":
+        return QdrantLocal(points, vectors)
+    raise SystemExit(f"unknown engine {name}")
+
+
+def exact_dense(vectors: np.ndarray, mask: np.ndarray, query: np.ndarray, k: int) -> np.ndarray:
+    rows = np.flatnonzero(mask)
+    scores = vectors[rows] @ query
+    return np.asarray(rows[np.argsort(-scores, kind="stable")[:k]])
+
+
+def measure(engine: Engine, points: list[dict[str, Any]], vectors: np.ndarray, queries: list[str],
+            query_vectors: np.ndarray) -> dict[str, Any]:  # fmt: skip
+    ids = [str(p["id"]) for p in points]
+    row_of = {pid: n for n, pid in enumerate(ids)}
+    results: dict[str, Any] = {}
+    for name in HYBRID_SCENARIOS:
+        where = Where.from_body(scenarios()[name])
+        mask = np.array([where.matches(p) for p in points])
+        for q in range(min(5, len(queries))):  # warm-up
+            engine.hybrid(query_vectors[q], queries[q], where, 10)
+        times, violations, short, recall = [], 0, 0, []
+        for text, vector in zip(queries, query_vectors, strict=True):
+            started = time.perf_counter()
+            found = engine.hybrid(vector, text, where, 10)
+            times.append((time.perf_counter() - started) * 1000)
+            violations += sum(1 for pid in found if not mask[row_of[pid]])
+            short += len(found) < min(10, int(mask.sum()))
+            exact = {ids[r] for r in exact_dense(vectors, mask, vector, 10)}
+            recall.append(len(exact & set(engine.dense(vector, where, 10))) / max(1, len(exact)))
+        ordered = sorted(times)
+        results[name] = {
+            "p50": round(statistics.median(times), 2),
+            "p95": round(ordered[int(0.95 * (len(ordered) - 1))], 2),
+            "eligible": int(mask.sum()),
+            "violations": violations,
+            "short_pages": short,
+            "dense_recall@10": round(statistics.mean(recall), 3),
+        }
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--engine", required=True)
+    parser.add_argument("--tier", required=True)
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1] / ".data")
+    parser.add_argument("--queries", type=int, default=93)
+    args = parser.parse_args()
+    out = tier_dir(args.data, args.tier)
+    points, vectors = read_peer_files(out)
+    _, queries, qrels = load_vaswani()
+    texts = [queries[q] for q in sorted(queries) if q in qrels][: args.queries]
+    prepared = json.loads((out / "prepared.json").read_text())
+    hashing = prepared["encoder"] != model_encoder(args.data / "cache", hashing=False).name
+    encoder = model_encoder(args.data / "cache", hashing=hashing)
+    query_vectors = encoder.encode_array(texts)
+    encoder.save()
+    started = time.perf_counter()
+    engine = open_engine(args.engine, out, points, vectors)
+    load_s = time.perf_counter() - started
+    try:
+        scenario_results = measure(engine, points, vectors, texts, query_vectors)
+    finally:
+        engine.close()
+    print(
+        json.dumps(
+            {
+                "engine": engine.name,
+                "points": len(points),
+                "load_s": round(load_s, 1),
+                "queries": len(texts),
+                "scenarios": scenario_results,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""Prepare a tier: a data directory the real service serves, loaded through the store layer (no
+HTTP ingest, no model run for cached or derived vectors), plus the same points as plain files
+(`dense.f32`, `points.jsonl`) for the peer engines."""
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from qdrant_client import models
+
+from app.embeddings.dense import DIMENSION, MODEL_NAME, DenseEncoder, HashingEncoder
+from app.embeddings.sparse import Bm25Encoder
+from app.ingest.pipeline import chunk_payload, chunk_point_id
+from app.store.edge import EdgeStore
+from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
+from bench.corpus import Chunk, derived_chunks, embed_text, mix_vectors, real_chunks
+from bench.encoder import CachedEncoder
+
+COLLECTION = "astrolabe"
+UPSERT_BATCH = 512
+
+
+@dataclass(frozen=True)
+class Tier:
+    name: str
+    chunks: int  # target size; 0: the real documents only
+    real_docs: int | None = None  # only the first N real documents (the smoke tier)
+
+
+TIERS = {
+    "smoke": Tier("smoke", 0, real_docs=300),
+    "11k": Tier("11k", 0),
+    "100k": Tier("100k", 100_000),
+    "300k": Tier("300k", 300_000),
+}
+
+
+@dataclass
+class Prepared:
+    tier: str
+    points: int
+    documents: int
+    encoder: str
+    load_seconds: float
+    upsert_points_per_s: float
+
+
+def tier_dir(root: Path, tier: str) -> Path:
+    return root / "tiers" / tier
+
+
+def model_encoder(cache: Path, hashing: bool) -> CachedEncoder:
+    def real() -> DenseEncoder:
+        from app.embeddings.dense import MiniLMEncoder
+
+        return MiniLMEncoder()
+
+    if hashing:
+        return CachedEncoder(cache, "hashing-test-encoder", DIMENSION, HashingEncoder)
+    return CachedEncoder(cache, MODEL_NAME, DIMENSION, real)
+
+
+def build_points(
+    tier: Tier, docs: dict[str, str], encoder: CachedEncoder
+) -> tuple[list[Chunk], np.ndarray]:
+    real = real_chunks(docs, tier.real_docs)
+    vectors = encoder.encode_array([embed_text(c.doc, c.text) for c in real])
+    encoder.save()
+    extra = max(0, tier.chunks - len(real))
+    if not extra:
+        return real, vectors
+    derived = list(derived_chunks(real, extra))
+    a = np.array([pa for _, pa, _ in derived])
+    b = np.array([pb for _, _, pb in derived])
+    mixed = mix_vectors(vectors, a, b)
+    return real + [chunk for chunk, _, _ in derived], np.concatenate([vectors, mixed])
+
+
+def prepare(
+    root: Path,
+    tier: Tier,
+    docs: dict[str, str],
+    encoder: CachedEncoder,
+    log: Callable[[str], None] = print,
+) -> Prepared:
+    """Build the tier's data directory unless a complete one is there."""
+    out = tier_dir(root, tier.name)
+    marker = out / "prepared.json"
+    if marker.exists():
+        saved = json.loads(marker.read_text())
+        if saved.get("encoder") == encoder.name:
+            return Prepared(**saved)
+    if out.exists():
+        import shutil
+
+        shutil.rmtree(out)
+    chunks, vectors = build_points(tier, docs, encoder)
+    log(f"{tier.name}: {len(chunks)} chunks, writing through the store layer")
+    write_peer_files(out, chunks, vectors)
+    points, vectors = read_peer_files(out)
+    seconds = load_store(out / "data", points, vectors)
+    prepared = Prepared(
+        tier=tier.name,
+        points=len(chunks),
+        documents=len({c.doc.key for c in chunks}),
+        encoder=encoder.name,
+        load_seconds=round(seconds, 1),
+        upsert_points_per_s=round(len(chunks) / seconds),
+    )
+    marker.write_text(json.dumps(asdict(prepared)))
+    return prepared
+
+
+def load_store(data_dir: Path, points: list[dict[str, Any]], vectors: np.ndarray) -> float:
+    store = EdgeStore(data_dir, COLLECTION)
+    started = time.perf_counter()
+    try:
+        upsert_points(store, points, vectors)
+    finally:
+        store.close()
+    return time.perf_counter() - started
+
+
+def upsert_points(store: EdgeStore, points: list[dict[str, Any]], vectors: np.ndarray) -> None:
+    """Points as `write_peer_files` keeps them: the stored payload plus `id` and `embed_text`."""
+    sparse = Bm25Encoder()
+    for start in range(0, len(points), UPSERT_BATCH):
+        part = points[start : start + UPSERT_BATCH]
+        bm25 = sparse.encode_documents([str(p["embed_text"]) for p in part])
+        store.upsert(
+            [
+                models.PointStruct(
+                    id=str(p["id"]),
+                    vector={DENSE_VECTOR: vectors[start + n].tolist(), SPARSE_VECTOR: bm25[n]},
+                    payload={k: v for k, v in p.items() if k not in ("id", "embed_text")},
+                )
+                for n, p in enumerate(part)
+            ]
+        )
+
+
+def write_peer_files(out: Path, chunks: list[Chunk], vectors: np.ndarray) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    np.ascontiguousarray(vectors, np.float32).tofile(out / "dense.f32")
+    with (out / "points.jsonl").open("w") as lines:
+        for c in chunks:
+            payload = chunk_payload(c.doc, c.index, c.total, c.text)
+            payload["id"] = chunk_point_id(c.doc.key, c.index)
+            payload["embed_text"] = embed_text(c.doc, c.text)
+            lines.write(json.dumps(payload) + "\n")
+
+
+def read_peer_files(out: Path) -> tuple[list[dict[str, Any]], np.ndarray]:
+    points = [json.loads(line) for line in (out / "points.jsonl").open()]
+    vectors = np.fromfile(out / "dense.f32", dtype=np.float32).reshape(-1, DIMENSION)
+    return points, vectors

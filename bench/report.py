@@ -1,0 +1,221 @@
+"""Render bench/results/*.json into docs/benchmarks.md (between the results markers) and the
+PNG plots under docs/img/. Medians over the service restarts of a run.
+
+    .venv/bin/python -m bench.report"""
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+from bench.service import scenarios
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+DOC = ROOT / "docs" / "benchmarks.md"
+IMG = ROOT / "docs" / "img"
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+TIERS = ("11k", "100k", "300k")
+
+
+def load() -> dict[str, dict[str, Any]]:
+    found = {}
+    for tier in TIERS:
+        path = RESULTS / f"{tier}.json"
+        if path.exists():
+            found[tier] = json.loads(path.read_text())
+    return found
+
+
+def median_of(runs: list[dict[str, Any]], *keys: str) -> float:
+    values = []
+    for run in runs:
+        value: Any = run
+        for key in keys:
+            value = value[key]
+        values.append(float(value))
+    return round(statistics.median(values), 1)
+
+
+def latency_table(results: dict[str, dict[str, Any]]) -> list[str]:
+    tiers = list(results)
+    head = "| scenario | " + " | ".join(f"{t}: p50 / p95 / p99 (embed + search)" for t in tiers)
+    lines = [head + " |", "|---|" + "---|" * len(tiers)]
+    for name in scenarios():
+        cells = []
+        for tier in tiers:
+            runs = results[tier]["runs"]
+            p50, p95, p99 = (median_of(runs, "latency", name, k) for k in ("p50", "p95", "p99"))
+            embed = median_of(runs, "latency", name, "embed_p50")
+            search = median_of(runs, "latency", name, "search_p50")
+            cells.append(f"{p50} / {p95} / {p99} ({embed} + {search})")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def throughput_table(results: dict[str, dict[str, Any]]) -> list[str]:
+    lines = [
+        "| tier | clients | searches/s | p50 ms | p99 ms | errors |",
+        "|---|---|---|---|---|---|",
+    ]
+    for tier, result in results.items():
+        runs = result["runs"]
+        for i, level in enumerate(runs[0]["throughput"]):
+            values = [run["throughput"][i] for run in runs]
+            lines.append(
+                f"| {tier} | {level['clients']} "
+                f"| {statistics.median(v['searches_per_s'] for v in values):.1f} "
+                f"| {statistics.median(v['p50_ms'] for v in values):.1f} "
+                f"| {statistics.median(v['p99_ms'] for v in values):.1f} "
+                f"| {sum(v['errors'] for v in values)} |"
+            )
+    return lines
+
+
+def footprint_table(results: dict[str, dict[str, Any]]) -> list[str]:
+    lines = [
+        "| tier | points | load through the store layer | cold start to /readyz | RSS after"
+        " the run | disk | disk per 100k chunks |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for tier, result in results.items():
+        prepared, runs = result["prepared"], result["runs"]
+        per_100k = result["disk_mib"] / prepared["points"] * 100_000
+        lines.append(
+            f"| {tier} | {prepared['points']:,} | {prepared['upsert_points_per_s']:,} points/s "
+            f"| {median_of(runs, 'cold_start_s')} s | {median_of(runs, 'rss_mib')} MiB "
+            f"| {result['disk_mib']} MiB | {per_100k:.0f} MiB |"
+        )
+    return lines
+
+
+def ingest_line() -> list[str]:
+    path = RESULTS / "ingest.json"
+    if not path.exists():
+        return []
+    rate = json.loads(path.read_text())
+    return [
+        f"Ingest through the service's Indexer: {rate['service_chunks_per_s']} chunks/s against"
+        f" {rate['model_chunks_per_s']} chunks/s for the model alone on the same"
+        f" {rate['chunks']} Vaswani chunks ({rate['ratio']:.0%} of the model's rate).",
+    ]
+
+
+def quality_table(results: dict[str, dict[str, Any]]) -> list[str]:
+    quality = results.get("11k", {}).get("quality")
+    if not quality:
+        return []
+    lines = ["| algorithm | nDCG@10 | recall@100 |", "|---|---|---|"]
+    lines += [f"| {n} | {q['ndcg@10']:.3f} | {q['recall@100']:.3f} |" for n, q in quality.items()]
+    return lines
+
+
+def peers_table(results: dict[str, dict[str, Any]]) -> list[str]:
+    lines = [
+        "| tier | scenario | engine | engine p50 ms | x ours, engine side | x ours, end to end"
+        " | dense recall@10 | filter violations | short pages |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for tier, result in results.items():
+        for engine in result.get("peers", {}).values():
+            if "scenarios" not in engine:
+                lines.append(f"| {tier} | | {engine.get('engine')} | failed | | | | | |")
+                continue
+            for name, row in engine["scenarios"].items():
+                lines.append(
+                    f"| {tier} | {name} | {engine['engine']} | {row['p50']} "
+                    f"| {row.get('engine_ratio', 1.0)} | {row.get('end_to_end_ratio', '')} "
+                    f"| {row['dense_recall@10']} | {row['violations']} | {row['short_pages']} |"
+                )
+    return lines
+
+
+def plots(results: dict[str, dict[str, Any]]) -> list[str]:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ["(plots need `pip install -e '.[bench]'`)"]
+    IMG.mkdir(parents=True, exist_ok=True)
+    sizes = [results[t]["prepared"]["points"] for t in results]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name in scenarios():
+        ax.plot(sizes, [median_of(results[t]["runs"], "latency", name, "p50") for t in results],
+                marker="o", label=name)  # fmt: skip
+    ax.set(xscale="log", xlabel="chunks", ylabel="p50 over HTTP, ms", title="Latency vs size")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(IMG / "latency-vs-size.png", dpi=110)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for tier, result in results.items():
+        levels = result["runs"][0]["throughput"]
+        ax.plot([lv["clients"] for lv in levels],
+                [statistics.median(r["throughput"][i]["searches_per_s"] for r in result["runs"])
+                 for i in range(len(levels))], marker="o", label=tier)  # fmt: skip
+    ax.set(xscale="log", xlabel="concurrent clients", ylabel="searches/s", title="Throughput")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(IMG / "throughput.png", dpi=110)
+    written = ["![latency vs size](img/latency-vs-size.png)", "![throughput](img/throughput.png)"]
+    quality = results.get("11k", {}).get("quality")
+    if quality:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        names = list(quality)
+        ax.bar([n + "\nnDCG@10" for n in names], [quality[n]["ndcg@10"] for n in names])
+        ax.set(ylabel="nDCG@10", title="Quality on Vaswani, over HTTP")
+        fig.tight_layout()
+        fig.savefig(IMG / "quality.png", dpi=110)
+        written.append("![quality](img/quality.png)")
+    plt.close("all")
+    return written
+
+
+def render() -> str:
+    results = load()
+    first = next(iter(results.values()))
+    machine = first["machine"]
+    versions = ", ".join(f"{k} {v}" for k, v in machine["versions"].items())
+    parts = [
+        f"Run of {machine['date']}: Python {machine['python']}, {machine['cpus']} CPUs,"
+        f" {versions}.",
+        "",
+        "### Latency over HTTP, ms (median of the restarts' p50 / p95 / p99; the server's own"
+        " embed + search split in brackets)",
+        "",
+        *latency_table(results),
+        "",
+        "### Throughput (hybrid, access rule only, bounded async clients on loopback)",
+        "",
+        *throughput_table(results),
+        "",
+        "### Start, memory, disk",
+        "",
+        *footprint_table(results),
+        "",
+        *ingest_line(),
+        "",
+        "### Quality on Vaswani over HTTP (one hit per document, a user who sees everything)",
+        "",
+        *quality_table(results),
+        "",
+        "### Peers on the same points, vectors and filters (ratios > 1: slower than ours)",
+        "",
+        *peers_table(results),
+        "",
+        *plots(results),
+    ]
+    return "\n".join(parts)
+
+
+def main() -> None:
+    text = DOC.read_text()
+    before, _, rest = text.partition(START)
+    _, _, after = rest.partition(END)
+    DOC.write_text(f"{before}{START}\n{render()}\n{END}{after}")
+    print(f"wrote {DOC}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""The speed benchmark, one command:
+
+    .venv/bin/python -m bench.run --tiers 11k,100k [--peers lancedb,pgvector,qdrant-local]
+
+For each tier: prepare the data directory once (vectors cached under bench/.data/cache), start
+the real service on a loopback port, measure cold start, latency per scenario, throughput at
+concurrency 1/4/16, quality (11k tier), memory and disk; then the peers on the same points.
+Results go to bench/results/<tier>.json; `python -m bench.report` renders docs/benchmarks.md.
+`--smoke` runs a seconds-long version (300 documents, hashing vectors) for CI."""
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import service
+from bench.corpus import DATASET, load_vaswani
+from bench.prepare import TIERS, model_encoder, prepare, tier_dir
+
+ROOT = Path(__file__).resolve().parent
+
+
+def measure_tier(root: Path, tier: str, args: argparse.Namespace, dataset: Path) -> dict[str, Any]:
+    docs, queries, qrels = load_vaswani(dataset)
+    encoder = model_encoder(root / "cache", hashing=args.smoke)
+    prepared = prepare(root, TIERS[tier], docs, encoder)
+    judged = {q: queries[q] for q in sorted(queries) if q in qrels}
+    judged = dict(list(judged.items())[: args.queries])
+    query_texts = list(judged.values())
+    encoder.encode_array(query_texts)  # the peers read the query vectors from the cache
+    encoder.save()
+    data_dir = tier_dir(root, tier) / "data"
+    result: dict[str, Any] = {"tier": tier, "prepared": prepared.__dict__, "runs": []}
+    for run in range(args.runs):
+        with service.running_service(data_dir) as svc:
+            measured: dict[str, Any] = {"cold_start_s": round(svc.cold_start_s, 2)}
+            measured["latency"] = service.latency(svc.base, query_texts, args.rounds)
+            measured["throughput"] = service.throughput(
+                svc.base, query_texts, args.clients, args.seconds
+            )
+            if tier in ("11k", "smoke") and run == 0:
+                result["quality"] = service.quality(svc.base, judged, qrels)
+            measured |= svc.memory_mib()
+        result["runs"].append(measured)
+        print(json.dumps({"tier": tier, "run": run, "cold_start_s": measured["cold_start_s"]}))
+    result["disk_mib"] = service.disk_mib(data_dir)
+    return result
+
+
+def machine() -> dict[str, Any]:
+    import importlib.metadata as md
+
+    versions = {
+        name: md.version(name)
+        for name in ("qdrant-edge-py", "torch", "sentence-transformers", "fastapi", "uvicorn")
+    }
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "python": platform.python_version(),
+        "cpus": len(__import__("os").sched_getaffinity(0)),
+        "versions": versions,
+    }
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.run")
+    parser.add_argument("--tiers", default="11k,100k", help=f"comma-separated: {', '.join(TIERS)}")
+    parser.add_argument("--runs", type=int, default=3, help="service restarts per tier")
+    parser.add_argument("--rounds", type=int, default=1, help="passes over the queries a run")
+    parser.add_argument("--queries", type=int, default=93)
+    parser.add_argument("--seconds", type=float, default=10.0, help="per concurrency level")
+    parser.add_argument("--clients", default="1,4,16")
+    parser.add_argument("--peers", default="", help="lancedb,pgvector,qdrant-local")
+    parser.add_argument("--data", type=Path, default=ROOT / ".data")
+    parser.add_argument("--out", type=Path, default=ROOT / "results")
+    parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument("--ingest", action="store_true", help="also: ingest rate vs the model")
+    parser.add_argument("--smoke", action="store_true", help="CI: tiny corpus, hashing vectors")
+    args = parser.parse_args(argv)
+    args.clients = tuple(int(c) for c in str(args.clients).split(","))
+    if args.smoke:
+        args.tiers, args.runs, args.queries, args.seconds = "smoke", 1, 5, 1.0
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.ingest:
+        from app.embeddings.dense import MiniLMEncoder
+        from bench import ingest_rate
+
+        rate = ingest_rate.measure(load_vaswani(args.dataset)[0], MiniLMEncoder())
+        (args.out / "ingest.json").write_text(json.dumps(rate | {"machine": machine()}))
+        print(json.dumps(rate))
+    for tier in args.tiers.split(","):
+        result = measure_tier(args.data, tier, args, args.dataset)
+        result["machine"] = machine()
+        if args.peers:
+            from bench.peers import compare
+
+            result["peers"] = compare(args.data, tier, args.peers.split(","), result)
+        (args.out / f"{tier}.json").write_text(json.dumps(result, indent=1))
+        print(f"wrote {args.out / f'{tier}.json'}")
+
+
+if __name__ == "__main__":
+    main()

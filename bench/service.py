@@ -1,0 +1,268 @@
+"""The real service (`python -m app serve`) on a loopback port against a prepared data directory,
+measured as a client sees it: cold start, latency per scenario, throughput under concurrency,
+ranking quality, memory."""
+
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.corpus import BENCH_GROUP, BENCH_USER, FIRST_DAY, QUALITY_GROUP, SPAN
+from bench.prepare import COLLECTION
+
+BENCH_KEY = "bench-user-key"
+QUALITY_KEY = "bench-quality-key"
+YEAR = 365 * 86_400
+
+
+def scenarios() -> dict[str, dict[str, Any]]:
+    """Request bodies (without `query`) for each row; selectivity follows bench.corpus."""
+    half = FIRST_DAY + SPAN // 2
+    return {
+        "hybrid, access rule only": {},
+        "hybrid, ~50 % (date)": {"modified_after": half},
+        "hybrid, ~5 % (category)": {"categories": ["cat03"]},
+        "hybrid, one folder (0.1 %)": {"path_prefixes": ["/team07/project11"]},
+        "hybrid, tags_all + dates (~0.8 %)": {
+            "tags_all": ["tag01", "tag02"],
+            "modified_after": FIRST_DAY,
+            "modified_before": FIRST_DAY + 3 * YEAR,
+        },
+        "semantic": {"algorithm": "semantic"},
+        "bm25": {"algorithm": "bm25"},
+        "hybrid, granularity=document": {"granularity": "document"},
+        "hybrid + facets": {"include_facets": True},
+        "browse (no query)": {"browse": True},
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Service:
+    base: str
+    process: subprocess.Popen[bytes]
+    cold_start_s: float
+
+    def memory_mib(self) -> dict[str, float]:
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        return {
+            name: round(int(fields[key].split()[0]) / 1024, 1)
+            for name, key in (("rss_mib", "VmRSS"), ("peak_rss_mib", "VmHWM"))
+        }
+
+
+def write_keys(path: Path) -> Path:
+    keys = {
+        BENCH_KEY: {"sub": BENCH_USER, "groups": [BENCH_GROUP], "scope": "search"},
+        QUALITY_KEY: {"sub": "quality", "groups": [QUALITY_GROUP], "scope": "search"},
+    }
+    path.write_text(json.dumps(keys))
+    return path
+
+
+@contextmanager
+def running_service(data_dir: Path, timeout: float = 600) -> Iterator[Service]:
+    port = free_port()
+    keys = write_keys(data_dir.parent / "keys.json")
+    env = os.environ | {
+        "SEARCH_DATA_DIR": str(data_dir),
+        "SEARCH_COLLECTION": COLLECTION,
+        "SEARCH_API_KEYS_FILE": str(keys),
+        "SEARCH_JWT_SECRET": "",
+    }
+    base = f"http://127.0.0.1:{port}"
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        cold = _wait_ready(base, process, started, timeout)
+        yield Service(base, process, cold)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_ready(
+    base: str, process: subprocess.Popen[bytes], started: float, timeout: float
+) -> float:
+    while time.perf_counter() - started < timeout:
+        if process.poll() is not None:
+            err = process.stderr.read().decode() if process.stderr else ""
+            raise RuntimeError(f"service exited with {process.returncode}: {err[-2000:]}")
+        try:
+            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                return time.perf_counter() - started
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.02)
+    raise RuntimeError("service did not become ready")
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+
+    def at(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+    return {"p50": round(statistics.median(ordered), 2), "p95": at(0.95), "p99": at(0.99)}
+
+
+def _body(query: str, extra: dict[str, Any]) -> dict[str, Any]:
+    body = {k: v for k, v in extra.items() if k != "browse"}
+    body["query"] = "" if extra.get("browse") else query
+    return body
+
+
+@dataclass
+class Samples:
+    wall: list[float] = field(default_factory=list)
+    embed: list[float] = field(default_factory=list)
+    search: list[float] = field(default_factory=list)
+    hits: list[int] = field(default_factory=list)
+
+
+def latency(base: str, queries: list[str], rounds: int) -> dict[str, dict[str, float]]:
+    """Each scenario's queries, sequentially, scenarios interleaved round by round so that the
+    machine's noise falls on all of them alike."""
+    rows = scenarios()
+    samples = {name: Samples() for name in rows}
+    headers = {"Authorization": f"Bearer {BENCH_KEY}"}
+    with httpx.Client(headers=headers, timeout=60) as client:
+        for query in queries[:10]:  # warm-up: first-call costs, page cache
+            for extra in rows.values():
+                client.post(f"{base}/api/v1/search", json=_body(query, extra)).raise_for_status()
+        for _ in range(rounds):
+            for name, extra in rows.items():
+                for query in queries:
+                    started = time.perf_counter()
+                    response = client.post(f"{base}/api/v1/search", json=_body(query, extra))
+                    wall = (time.perf_counter() - started) * 1000
+                    response.raise_for_status()
+                    body = response.json()
+                    s = samples[name]
+                    s.wall.append(wall)
+                    s.embed.append(float(body["timing_ms"]["embed"]))
+                    s.search.append(float(body["timing_ms"]["search"]))
+                    s.hits.append(len(body["results"]))
+    return {
+        name: percentiles(s.wall)
+        | {
+            "embed_p50": round(statistics.median(s.embed), 2),
+            "search_p50": round(statistics.median(s.search), 2),
+            "short_pages": sum(1 for n in s.hits if n < 10),
+        }
+        for name, s in samples.items()
+    }
+
+
+async def _load(base: str, queries: list[str], clients: int, seconds: float) -> dict[str, float]:
+    headers = {"Authorization": f"Bearer {BENCH_KEY}"}
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    walls: list[float] = []
+    errors = 0
+    deadline = time.perf_counter() + seconds
+
+    async def worker(n: int, client: httpx.AsyncClient) -> None:
+        nonlocal errors
+        i = n
+        while time.perf_counter() < deadline:
+            started = time.perf_counter()
+            try:
+                response = await client.post(
+                    f"{base}/api/v1/search", json={"query": queries[i % len(queries)]}
+                )
+                if response.status_code == 200:
+                    walls.append((time.perf_counter() - started) * 1000)
+                else:
+                    errors += 1
+            except httpx.HTTPError:
+                errors += 1
+            i += clients
+
+    async with httpx.AsyncClient(headers=headers, timeout=120, limits=limits) as client:
+        began = time.perf_counter()
+        await asyncio.gather(*(worker(n, client) for n in range(clients)))
+        elapsed = time.perf_counter() - began
+    return {
+        "clients": clients,
+        "searches_per_s": round(len(walls) / elapsed, 1),
+        "p50_ms": round(statistics.median(walls), 1) if walls else 0.0,
+        "p99_ms": percentiles(walls)["p99"] if walls else 0.0,
+        "errors": errors,
+    }
+
+
+def throughput(
+    base: str, queries: list[str], levels: tuple[int, ...], seconds: float
+) -> list[dict[str, float]]:
+    """Hybrid searches (access rule only) from `c` concurrent clients for `seconds` each."""
+    return [asyncio.run(_load(base, queries, c, seconds)) for c in levels]
+
+
+def quality(
+    base: str, queries: dict[str, str], qrels: dict[str, set[str]]
+) -> dict[str, dict[str, float]]:
+    """nDCG@10 and recall@100 per algorithm, one hit per document, as a user who sees all."""
+    variants = {
+        "bm25": {"algorithm": "bm25"},
+        "semantic": {"algorithm": "semantic"},
+        "hybrid rrf": {"algorithm": "hybrid", "fusion": "rrf"},
+        "hybrid dbsf": {"algorithm": "hybrid", "fusion": "dbsf"},
+    }
+    headers = {"Authorization": f"Bearer {QUALITY_KEY}"}
+    results: dict[str, dict[str, float]] = {}
+    with httpx.Client(headers=headers, timeout=60) as client:
+        for name, extra in variants.items():
+            ndcg, recall = [], []
+            for qid, text in queries.items():
+                if qid not in qrels:
+                    continue
+                body = {"query": text, "limit": 100, "granularity": "document", **extra}
+                response = client.post(f"{base}/api/v1/search", json=body)
+                response.raise_for_status()
+                ranked = [str(r["doc_id"]) for r in response.json()["results"]]
+                ndcg.append(ndcg_at_10(ranked, qrels[qid]))
+                recall.append(len(set(ranked) & qrels[qid]) / len(qrels[qid]))
+            results[name] = {
+                "ndcg@10": round(statistics.mean(ndcg), 4),
+                "recall@100": round(statistics.mean(recall), 4),
+            }
+    return results
+
+
+def ndcg_at_10(ranked: list[str], relevant: set[str]) -> float:
+    import math
+
+    dcg = sum(1 / math.log2(i + 2) for i, d in enumerate(ranked[:10]) if d in relevant)
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(10, len(relevant))))
+    return dcg / ideal if ideal else 0.0
+
+
+def disk_mib(path: Path) -> float:
+    total = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    return round(total / 2**20, 1)
