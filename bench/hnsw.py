@@ -74,7 +74,7 @@ def probe(store: EdgeStore, points: list[dict[str, Any]], vectors: np.ndarray,
             found = engine.dense(vector, where, 10)
             dense.append((time.perf_counter() - started) * 1000)
             exact = {ids[r] for r in exact_dense(vectors, mask, vector, 10)}
-            recall.append(len(exact & set(found)) / max(1, len(exact)))
+            recall.append(len(exact & set(found)) / len(exact) if exact else 1.0)
         result[name] = {
             "hybrid_p50": round(statistics.median(hybrid), 2),
             "dense_p50": round(statistics.median(dense), 2),

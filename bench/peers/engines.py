@@ -220,13 +220,14 @@ class Pgvector:
         self.conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         register_vector(self.conn)
         self.conn.execute(
-            "CREATE TABLE chunks (id text PRIMARY KEY, embedding vector(384), tsv tsvector,"
-            " readers text[], modified_at bigint, category text, folders text[], tags text[])"
+            "CREATE TABLE chunks (id text PRIMARY KEY, embedding vector(384), body text,"
+            " tsv tsvector, readers text[], modified_at bigint, category text, folders text[],"
+            " tags text[])"
         )
         with (
             self.conn.cursor() as cur,
             cur.copy(
-                "COPY chunks (id, embedding, tsv, readers, modified_at, category, folders, tags)"
+                "COPY chunks (id, embedding, body, readers, modified_at, category, folders, tags)"
                 " FROM STDIN WITH (FORMAT BINARY)"
             ) as copy,
         ):
@@ -238,7 +239,7 @@ class Pgvector:
                         p["category"], p["folders"], p["tags"],
                     )
                 )  # fmt: skip
-        self.conn.execute("UPDATE chunks SET tsv = to_tsvector('english', tsv::text)")
+        self.conn.execute("UPDATE chunks SET tsv = to_tsvector('english', body)")
         for sql in (
             "CREATE INDEX ON chunks USING hnsw (embedding vector_cosine_ops)",
             "CREATE INDEX ON chunks USING gin (tsv)",
