@@ -37,6 +37,49 @@ def median_of(runs: list[dict[str, Any]], *keys: str) -> float:
     return round(statistics.median(values), 1)
 
 
+def headline_table(results: dict[str, dict[str, Any]]) -> list[str]:
+    """The issue's table: each figure at every tier measured, and the target at 100k."""
+    tiers = list(results)
+
+    def p50(tier: str, name: str, key: str = "p50") -> str:
+        return f"{median_of(results[tier]['runs'], 'latency', name, key):g}"
+
+    def row(label: str, target: str, cell: Any) -> str:
+        return f"| {label} | " + " | ".join(cell(t) for t in tiers) + f" | {target} |"
+
+    filters = [n for n in scenarios() if n.startswith("hybrid, ") and "%" in n]
+
+    def throughput(tier: str) -> str:
+        runs = results[tier]["runs"]
+        levels = range(len(runs[0]["throughput"]))
+        per_s = [
+            statistics.median(r["throughput"][i]["searches_per_s"] for r in runs) for i in levels
+        ]
+        errors = sum(level["errors"] for r in runs for level in r["throughput"])
+        return " / ".join(f"{v:g}" for v in per_s) + f" ({errors} errors)"
+
+    lines = [
+        "| what | " + " | ".join(tiers) + " | target at 100k |",
+        "|---|" + "---|" * (len(tiers) + 1),
+        row("hybrid, access rule only, p50 / p99 ms", "≤ 15 / ≤ 50",
+            lambda t: f"{p50(t, 'hybrid, access rule only')} / "
+            f"{p50(t, 'hybrid, access rule only', 'p99')}"),
+        row("hybrid with a filter (50 % / 5 % / one folder / tags_all + dates), p50 ms", "≤ 12",
+            lambda t: " / ".join(p50(t, n) for n in filters)),
+        row("semantic / bm25 / browse, p50 ms", "≤ 12 / 8 / 10",
+            lambda t: " / ".join(p50(t, n) for n in ("semantic", "bm25", "browse (no query)"))),
+        row("granularity=document, p50 ms", "≤ 15",
+            lambda t: p50(t, "hybrid, granularity=document")),
+        row("hybrid + facets, p50 ms", "≤ 30", lambda t: p50(t, "hybrid + facets")),
+        row("searches/s at 1 / 4 / 16 clients", "≥ 100 at 16, 0 errors", throughput),
+        row("query embedding inside the service, p50 ms", "≤ 5",
+            lambda t: p50(t, "hybrid, access rule only", "embed_p50")),
+        row("cold start, serve → /readyz 200, s", "≤ 3",
+            lambda t: f"{median_of(results[t]['runs'], 'cold_start_s'):g}"),
+    ]  # fmt: skip
+    return lines
+
+
 def latency_table(results: dict[str, dict[str, Any]]) -> list[str]:
     tiers = list(results)
     head = "| scenario | " + " | ".join(f"{t}: p50 / p95 / p99 (embed + search)" for t in tiers)
@@ -130,6 +173,64 @@ def peers_table(results: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def depth_table() -> list[str]:
+    path = RESULTS / "depth.json"
+    if not path.exists():
+        return []
+    sweep = json.loads(path.read_text())
+    lines = [
+        f"Candidate depth (`BASE_DEPTH`, shipped: {sweep['shipped_depth']}), in process on the"
+        " 11k tier (`bench.depth`): first-page nDCG@10, recall@100 (one hit per document),"
+        " queries (of 93) whose five pages of 10 differ from one request for 50, search ms p50.",
+        "",
+        "| depth | algorithm | nDCG@10 | recall@100 | paging differs | search ms p50 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for depth, rows in sweep["depths"].items():
+        for name, row in rows.items():
+            lines.append(
+                f"| {depth} | {name} | {row['ndcg@10']:.4f} | {row['recall@100']:.4f}"
+                f" | {row['queries_paging_differently']} | {row['search_ms_p50']} |"
+            )
+    return lines
+
+
+def hnsw_table() -> list[str]:
+    lines = []
+    for tier in TIERS:
+        path = RESULTS / f"hnsw-{tier}.json"
+        if not path.exists():
+            continue
+        steps = json.loads(path.read_text())
+        lines += [
+            f"**{tier}** (`bench.hnsw --tier {tier}`): load {steps['load_s']} s,"
+            f" `optimize()` {steps['optimize_s']} s with the GIL held for up to"
+            f" {steps['optimize_longest_gil_hold_s']} s at a stretch; disk after it"
+            f" {steps['disk_mib_optimized']} MiB.",
+            "",
+            "| state | segments / HNSW-indexed vectors | scenario | hybrid p50 ms | dense p50 ms"
+            " | dense recall@10 |",
+            "|---|---|---|---|---|---|",
+        ]
+        for state in (
+            "after bulk load",
+            "after reopen",
+            "after optimize",
+            "optimized, after reopen",
+        ):
+            probe = steps[state]
+            store = f"{probe['store']['segments']} / {probe['store']['indexed_vectors']:,}"
+            for name, row in probe.items():
+                if name == "store":
+                    continue
+                lines.append(
+                    f"| {state} | {store} | {name} | {row['hybrid_p50']} | {row['dense_p50']}"
+                    f" | {row['dense_recall@10']} |"
+                )
+        lines.append("")
+    return lines
+
+
 def plots(results: dict[str, dict[str, Any]]) -> list[str]:
     try:
         import matplotlib
@@ -181,6 +282,10 @@ def render() -> str:
         f"Run of {machine['date']}: Python {machine['python']}, {machine['cpus']} CPUs,"
         f" {versions}.",
         "",
+        "### Against the targets (issue 8)",
+        "",
+        *headline_table(results),
+        "",
         "### Latency over HTTP, ms (median of the restarts' p50 / p95 / p99; the server's own"
         " embed + search split in brackets)",
         "",
@@ -200,6 +305,11 @@ def render() -> str:
         "",
         *quality_table(results),
         "",
+        *depth_table(),
+        "",
+        "### Plain segments vs HNSW, and the state after a bulk load (engine side, in process)",
+        "",
+        *hnsw_table(),
         "### Peers on the same points, vectors and filters (ratios > 1: slower than ours)",
         "",
         *peers_table(results),

@@ -98,11 +98,12 @@ def main(argv: list[str] | None = None) -> None:
     for tier in args.tiers.split(","):
         result = measure_tier(args.data, tier, args, args.dataset)
         result["machine"] = machine()
+        (args.out / f"{tier}.json").write_text(json.dumps(result, indent=1))
         if args.peers:
             from bench.peers import compare
 
             result["peers"] = compare(args.data, tier, args.peers.split(","), result)
-        (args.out / f"{tier}.json").write_text(json.dumps(result, indent=1))
+            (args.out / f"{tier}.json").write_text(json.dumps(result, indent=1))
         print(f"wrote {args.out / f'{tier}.json'}")
 
 

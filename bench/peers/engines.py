@@ -241,6 +241,7 @@ class Pgvector:
                 )  # fmt: skip
         self.conn.execute("UPDATE chunks SET tsv = to_tsvector('english', body)")
         for sql in (
+            "SET maintenance_work_mem = '2GB'",  # the HNSW graph is built in memory
             "CREATE INDEX ON chunks USING hnsw (embedding vector_cosine_ops)",
             "CREATE INDEX ON chunks USING gin (tsv)",
             "CREATE INDEX ON chunks USING gin (readers)",
