@@ -138,9 +138,10 @@ def ingest_line() -> list[str]:
         return []
     rate = json.loads(path.read_text())
     return [
-        f"Ingest through the service's Indexer: {rate['service_chunks_per_s']} chunks/s against"
-        f" {rate['model_chunks_per_s']} chunks/s for the model alone on the same"
-        f" {rate['chunks']} Vaswani chunks ({rate['ratio']:.0%} of the model's rate).",
+        f"Ingest (`bench.embedding`'s functions: accept + index batches into a fresh store):"
+        f" {rate['service_chunks_per_s']} chunks/s against {rate['model_chunks_per_s']} chunks/s"
+        f" for the model alone on the same {rate['chunks']} full chunks"
+        f" ({rate['ratio']:.0%} of the model's rate).",
     ]
 
 

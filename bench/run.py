@@ -90,9 +90,18 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     if args.ingest:
         from app.embeddings.dense import MiniLMEncoder
-        from bench import ingest_rate
+        from bench import embedding
 
-        rate = ingest_rate.measure(load_vaswani(args.dataset)[0], MiniLMEncoder())
+        documents, encoder = embedding.long_documents(60), MiniLMEncoder()
+        texts = embedding.chunk_texts(documents)
+        raw = embedding.chunks_per_second(encoder, texts)
+        ingested = embedding.ingest_chunks_per_second(encoder, documents)
+        rate = {
+            "chunks": len(texts),
+            "model_chunks_per_s": round(raw, 1),
+            "service_chunks_per_s": round(ingested, 1),
+            "ratio": round(ingested / raw, 3),
+        }
         (args.out / "ingest.json").write_text(json.dumps(rate | {"machine": machine()}))
         print(json.dumps(rate))
     for tier in args.tiers.split(","):

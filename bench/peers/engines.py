@@ -81,15 +81,19 @@ class Ours:
         self._hybrid = Hybrid(self.store, FusionMethod.RRF, RRF_K)
         self._semantic = Semantic(self.store)
 
-    def _spec(self, where: Where) -> Any:
+    def _filter(self, where: Where) -> Any:
+        from app.filters.conditions import build_filter
         from app.filters.spec import FilterSpec
 
-        return FilterSpec(
-            modified_after=where.modified_after,
-            modified_before=where.modified_before,
-            categories=where.categories,
-            path_prefixes=where.path_prefixes,
-            tags_all=where.tags_all,
+        return build_filter(
+            self.principal,
+            FilterSpec(
+                modified_after=where.modified_after,
+                modified_before=where.modified_before,
+                categories=where.categories,
+                path_prefixes=where.path_prefixes,
+                tags_all=where.tags_all,
+            ),
         )
 
     def hybrid(self, vector: np.ndarray, text: str, where: Where, k: int) -> list[str]:
@@ -97,11 +101,7 @@ class Ours:
 
         encoded = Encoded(dense=vector.tolist(), sparse=self.sparse.encode_query(text))
         hits = self._hybrid.candidates(
-            query=encoded,
-            principal=self.principal,
-            spec=self._spec(where),
-            depth=LEG,
-            score_threshold=None,
+            query=encoded, where=self._filter(where), depth=LEG, score_threshold=None
         )
         return [h.id for h in self._hybrid.ordered(hits)[:k]]
 
@@ -110,8 +110,7 @@ class Ours:
 
         hits = self._semantic.candidates(
             query=Encoded(dense=vector.tolist()),
-            principal=self.principal,
-            spec=self._spec(where),
+            where=self._filter(where),
             depth=k,
             score_threshold=None,
         )

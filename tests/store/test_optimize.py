@@ -8,7 +8,7 @@ from qdrant_client import models
 
 from app.cli import main
 from app.store.edge import EdgeStore
-from app.store.fields import DENSE_VECTOR, KIND_CHUNK, KIND_FIELD
+from app.store.fields import DENSE_VECTOR, KIND, KIND_CHUNK
 
 
 def _points(start: int, count: int, rng: np.random.Generator) -> list[models.PointStruct]:
@@ -18,7 +18,7 @@ def _points(start: int, count: int, rng: np.random.Generator) -> list[models.Poi
         models.PointStruct(
             id=f"00000000-0000-0000-0000-{start + n:012d}",
             vector={DENSE_VECTOR: vector.tolist()},
-            payload={KIND_FIELD: KIND_CHUNK, "chunk_index": (start + n) % 3},
+            payload={KIND: KIND_CHUNK, "chunk_index": (start + n) % 3},
         )
         for n, vector in enumerate(vectors)
     ]
