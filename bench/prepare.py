@@ -155,6 +155,7 @@ def write_peer_files(out: Path, chunks: list[Chunk], vectors: np.ndarray) -> Non
 
 
 def read_peer_files(out: Path) -> tuple[list[dict[str, Any]], np.ndarray]:
-    points = [json.loads(line) for line in (out / "points.jsonl").open()]
+    with (out / "points.jsonl").open() as lines:
+        points = [json.loads(line) for line in lines]
     vectors = np.fromfile(out / "dense.f32", dtype=np.float32).reshape(-1, DIMENSION)
     return points, vectors

@@ -105,6 +105,8 @@ def running_service(data_dir: Path, timeout: float = 600) -> Iterator[Service]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
 
 
 def _wait_ready(

@@ -8,7 +8,7 @@ from qdrant_client import models
 
 from app.cli import main
 from app.store.edge import EdgeStore
-from app.store.fields import DENSE_VECTOR, KIND, KIND_CHUNK
+from app.store.fields import DENSE_VECTOR, DOC_KEY, KIND, KIND_CHUNK
 
 
 def _points(start: int, count: int, rng: np.random.Generator) -> list[models.PointStruct]:
@@ -18,7 +18,7 @@ def _points(start: int, count: int, rng: np.random.Generator) -> list[models.Poi
         models.PointStruct(
             id=f"00000000-0000-0000-0000-{start + n:012d}",
             vector={DENSE_VECTOR: vector.tolist()},
-            payload={KIND: KIND_CHUNK, "chunk_index": (start + n) % 3},
+            payload={KIND: KIND_CHUNK, DOC_KEY: f"doc{start + n}", "chunk_index": (start + n) % 3},
         )
         for n, vector in enumerate(vectors)
     ]
@@ -41,9 +41,8 @@ def test_optimize_keeps_results_and_the_command_reports(
     store = EdgeStore(tmp_path, "c")
     for start in range(0, 600, 100):  # several writes, deletes between: segments to merge
         store.upsert(_points(start, 100, rng))
-        store.delete(
-            models.Filter(must=[models.HasIdCondition(has_id=[_points(start, 1, rng)[0].id])])
-        )
+        first = models.FieldCondition(key=DOC_KEY, match=models.MatchValue(value=f"doc{start}"))
+        store.delete(models.Filter(must=[first]))
     queries = [[float(x) for x in rng.standard_normal(384)] for _ in range(5)]
     before = [_nearest(store, q) for q in queries]
     store.close()
