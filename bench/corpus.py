@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from app.ingest.chunking import chunk_text
+from app.ingest.chunking import Chunk as Span
+from app.ingest.chunking import chunk_spans
 from app.ingest.documents import Document
 
 DATASET = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "vaswani_npl"
@@ -65,7 +66,11 @@ class Chunk:
     doc: Document
     index: int
     total: int
-    text: str
+    span: Span  # the chunk's text and its offsets in the document
+
+    @property
+    def text(self) -> str:
+        return self.span.text
 
 
 def _metadata(rng: random.Random, doc_id: str, content: str) -> Document:
@@ -94,7 +99,7 @@ def real_chunks(docs: dict[str, str], limit: int | None = None) -> list[Chunk]:
     chunks: list[Chunk] = []
     for doc_id, text in list(docs.items())[:limit]:
         doc = _metadata(rng, doc_id, text)
-        pieces = chunk_text(text, max_words=CHUNK_WORDS)
+        pieces = chunk_spans(text, max_words=CHUNK_WORDS)
         chunks.extend(Chunk(doc, i, len(pieces), piece) for i, piece in enumerate(pieces))
     return chunks
 
@@ -110,7 +115,7 @@ def derived_chunks(real: list[Chunk], count: int) -> Iterator[tuple[Chunk, int, 
         mixed += longer[min(len(first), len(second)) :]
         text = " ".join(mixed)
         doc = _metadata(rng, f"mix{n:06d}", text)
-        yield Chunk(doc, 0, 1, text), a, b
+        yield Chunk(doc, 0, 1, Span(text, 0, len(text))), a, b
 
 
 def mix_vectors(vectors: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -47,6 +47,12 @@ class Prepared:
     encoder: str
     load_seconds: float
     upsert_points_per_s: float
+    layout: str  # the payload keys the Indexer writes: a new layout rebuilds the tier
+
+
+def payload_layout() -> str:
+    sample = real_chunks({"x": "A sentence."})[0]
+    return ",".join(sorted(chunk_payload(sample.doc, 0, 1, sample.span)))
 
 
 def tier_dir(root: Path, tier: str) -> Path:
@@ -92,7 +98,7 @@ def prepare(
     marker = out / "prepared.json"
     if marker.exists():
         saved = json.loads(marker.read_text())
-        if saved.get("encoder") == encoder.name:
+        if saved.get("encoder") == encoder.name and saved.get("layout") == payload_layout():
             return Prepared(**saved)
     if out.exists():
         import shutil
@@ -110,6 +116,7 @@ def prepare(
         encoder=encoder.name,
         load_seconds=round(seconds, 1),
         upsert_points_per_s=round(len(chunks) / seconds),
+        layout=payload_layout(),
     )
     marker.write_text(json.dumps(asdict(prepared)))
     return prepared
@@ -148,7 +155,7 @@ def write_peer_files(out: Path, chunks: list[Chunk], vectors: np.ndarray) -> Non
     np.ascontiguousarray(vectors, np.float32).tofile(out / "dense.f32")
     with (out / "points.jsonl").open("w") as lines:
         for c in chunks:
-            payload = chunk_payload(c.doc, c.index, c.total, c.text)
+            payload = chunk_payload(c.doc, c.index, c.total, c.span)
             payload["id"] = chunk_point_id(c.doc.key, c.index)
             payload["embed_text"] = embed_text(c.doc, c.text)
             lines.write(json.dumps(payload) + "\n")
