@@ -24,7 +24,9 @@ CHROMIUM_ARGS = [
 LOOPBACK = {"127.0.0.1"}
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps an event loop running until it stops,
+# and later tests that call asyncio.run() (tests/mcp) must not find it.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not CHROMIUM.exists():
         pytest.fail(
@@ -37,9 +39,9 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
-    """One service with the demo corpus for the whole browser session (loading takes minutes).
+    """One service with the demo corpus for a whole test module (loading takes minutes).
     ASTROLABE_DEMO="<base URL> <token>" points the tests at a demo already running instead."""
     running = os.environ.get("ASTROLABE_DEMO", "").split()
     if len(running) == 2:
