@@ -13,7 +13,6 @@ import argparse
 import itertools
 import json
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -106,7 +105,7 @@ def build(directory: Path, chunks: int) -> dict[str, float]:
 
 def measure_memory(directory: Path) -> dict[str, float]:
     """In this (fresh) process: RSS before and after loading the shard and querying it."""
-    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    baseline = _rss_mib()
     store = EdgeStore(directory, "sizing")
     rng = np.random.default_rng(1)
     sparse = Bm25Encoder()
@@ -137,9 +136,16 @@ def measure_memory(directory: Path) -> dict[str, float]:
             ],
             limit=10,
         )
-    loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    loaded = _rss_mib()
     store.close()
-    return {"rss_shard_mib": (loaded - baseline) / 1024}
+    return {"rss_shard_mib": loaded - baseline, "rss_process_mib": loaded}
+
+
+def _rss_mib() -> float:
+    """Resident memory now (not the peak: the peak may come from the imports)."""
+    status = Path("/proc/self/status").read_text(encoding="utf-8")
+    kib = next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))
+    return int(kib) / 1024
 
 
 def main() -> None:
