@@ -161,15 +161,21 @@ def peers_table(results: dict[str, dict[str, Any]]) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for tier, result in results.items():
-        for engine in result.get("peers", {}).values():
+        engines = result.get("peers", {})
+        ours = engines.get("ours", {}).get("scenarios", {})
+        for engine in engines.values():
             if "scenarios" not in engine:
                 lines.append(f"| {tier} | | {engine.get('engine')} | failed | | | | | |")
                 continue
             for name, row in engine["scenarios"].items():
+                http = median_of(result["runs"], "latency", name, "p50")
+                mine = ours.get(name, row)["p50"]
+                engine_x = row["p50"] / mine
+                end_x = (http - mine + row["p50"]) / http  # our service with this engine
                 lines.append(
-                    f"| {tier} | {name} | {engine['engine']} | {row['p50']} "
-                    f"| {row.get('engine_ratio', 1.0)} | {row.get('end_to_end_ratio', '')} "
-                    f"| {row['dense_recall@10']} | {row['violations']} | {row['short_pages']} |"
+                    f"| {tier} | {name} | {engine['engine']} | {row['p50']} | {engine_x:.2f}"
+                    f" | {end_x:.2f} | {row['dense_recall@10']} | {row['violations']}"
+                    f" | {row['short_pages']} |"
                 )
     return lines
 

@@ -24,8 +24,8 @@ def run_engine(root: Path, tier: str, engine: str, queries: int) -> dict[str, An
 
 def compare(root: Path, tier: str, names: list[str], ours_http: dict[str, Any]) -> dict[str, Any]:
     """Engine-side p50 per scenario for ours and each peer, and each peer's ratio to ours:
-    engine side (engine / engine) and end to end (peer engine + the same query embedding,
-    against our HTTP p50)."""
+    engine side (engine / engine) and end to end (our HTTP p50 with our engine time swapped
+    for the peer's: the same service, embedding and HTTP, on that engine)."""
     points = int(ours_http["prepared"]["points"])
     queries = 93
     engines = {"ours": run_engine(root, tier, "ours", queries)}
@@ -42,8 +42,8 @@ def compare(root: Path, tier: str, names: list[str], ours_http: dict[str, Any]) 
             if scenario not in ours or scenario not in http:
                 continue
             row["engine_ratio"] = round(row["p50"] / ours[scenario]["p50"], 2)
-            end_to_end = row["p50"] + http[scenario]["embed_p50"]
-            row["end_to_end_ratio"] = round(end_to_end / http[scenario]["p50"], 2)
+            swapped = http[scenario]["p50"] - ours[scenario]["p50"] + row["p50"]
+            row["end_to_end_ratio"] = round(swapped / http[scenario]["p50"], 2)
     return engines
 
 
@@ -52,8 +52,7 @@ def _median_latency(result: dict[str, Any]) -> dict[str, dict[str, float]]:
     names = runs[0]["latency"].keys()
     return {
         name: {
-            key: statistics.median(run["latency"][name][key] for run in runs)
-            for key in ("p50", "embed_p50")
+            key: statistics.median(run["latency"][name][key] for run in runs) for key in ("p50",)
         }
         for name in names
     }
