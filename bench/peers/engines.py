@@ -183,7 +183,7 @@ class LanceDB:
             .rerank(self.reranker)
         )
         if self.indexed:
-            query = query.ef(128).refine_factor(4)
+            query = query.ef(512).refine_factor(4)  # ef >= limit x refine
         return [str(i) for i in query.to_arrow()["id"].to_pylist()[:k]]
 
     def dense(self, vector: np.ndarray, where: Where, k: int) -> list[str]:
@@ -195,7 +195,7 @@ class LanceDB:
             .limit(k)
         )
         if self.indexed:
-            query = query.ef(128).refine_factor(4)
+            query = query.ef(512).refine_factor(4)  # ef >= limit x refine
         return [str(i) for i in query.to_arrow()["id"].to_pylist()]
 
     def close(self) -> None:
