@@ -8,11 +8,12 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import httpx2
@@ -35,6 +36,16 @@ from tests.search.test_verify_on_read import NOTES, Source, source  # noqa: F401
 DEMO_DOCUMENTS = [json.loads(line) for line in DEMO_CORPUS.read_text().splitlines() if line]
 CORPUS = DEMO_DOCUMENTS[::3]  # every field, folder and owner still occurs; a third of the time
 TOOLS = {"search", "list_facets", "get_document", "index_status"}
+
+
+T = TypeVar("T")
+
+
+def in_own_loop(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run the client on a fresh event loop in a thread of its own: another test's loop (the
+    browser tests' Playwright) may still be running in this one."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(main())).result()
 
 
 @dataclass
@@ -70,7 +81,7 @@ class Service:
             ):
                 return [await client.call_tool(name, args) for name, args in calls]
 
-        return asyncio.run(run())
+        return in_own_loop(run)
 
     def call(self, name: str, args: dict[str, Any], **who: Any) -> CallToolResult:
         return self.calls((name, args), headers=self.headers(**who))[0]
@@ -83,7 +94,7 @@ class Service:
             ):
                 return list((await client.list_tools()).tools)
 
-        return asyncio.run(run())
+        return in_own_loop(run)
 
 
 def _free_port() -> int:
