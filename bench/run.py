@@ -54,7 +54,7 @@ def machine() -> dict[str, Any]:
 
     versions = {
         name: md.version(name)
-        for name in ("qdrant-edge-py", "torch", "sentence-transformers", "fastapi", "uvicorn")
+        for name in ("qdrant-edge-py", "onnxruntime", "fastapi", "uvicorn")
     }
     return {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
