@@ -53,8 +53,7 @@ def machine() -> dict[str, Any]:
     import importlib.metadata as md
 
     versions = {
-        name: md.version(name)
-        for name in ("qdrant-edge-py", "onnxruntime", "fastapi", "uvicorn")
+        name: md.version(name) for name in ("qdrant-edge-py", "onnxruntime", "fastapi", "uvicorn")
     }
     return {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
