@@ -1,9 +1,9 @@
 """`POST /api/v1/search` (scope `search`), and the Astrolabe app's alias of it."""
 
-import asyncio
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.concurrency import run_in_threadpool
 
 from app import compat
 from app.deps import SearchPrincipal, ServicesDep
@@ -11,6 +11,8 @@ from app.errors import ErrorBody
 from app.search.models import SearchBody, SearchPcaResponse, VectorVizBody, VectorVizResponse
 
 router = APIRouter(tags=["search"])
+# Searches run in anyio's worker threads (40), not asyncio's default executor (CPUs + 4): a
+# search waiting up to the verify deadline must not make the other searches queue behind it.
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 403, 413, 503)
 }
@@ -34,7 +36,7 @@ async def search(
 ) -> SearchPcaResponse:
     """Hybrid (dense + BM25, fused), semantic or BM25 search, or browse (empty query: newest
     matching documents first), under the rich filters and the user's access rights."""
-    return await asyncio.to_thread(services.search.search, principal, body)
+    return await run_in_threadpool(services.search.search, principal, body)
 
 
 @router.post(
@@ -47,4 +49,4 @@ async def vector_viz_search(
     body: VectorVizBody, principal: SearchPrincipal, services: ServicesDep
 ) -> VectorVizResponse:
     """The Astrolabe app's search page and 3D plot: the same search, in the app's shape."""
-    return await asyncio.to_thread(services.search.vector_viz, principal, body)
+    return await run_in_threadpool(services.search.vector_viz, principal, body)

@@ -1,10 +1,10 @@
 """The /viz page and its search: the same search as query parameters, plus a PCA map."""
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Query
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 
 from app.deps import SearchPrincipal, ServicesDep
@@ -29,4 +29,4 @@ async def viz_search(
 ) -> VizResponse:
     """The search of `POST /api/v1/search` with its filters as query parameters (lists
     comma- or newline-separated), plus `coordinates_2d`/`_3d` for the map."""
-    return await asyncio.to_thread(services.search.viz, principal, params)
+    return await run_in_threadpool(services.search.viz, principal, params)

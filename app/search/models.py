@@ -197,6 +197,11 @@ class SearchResponse(BaseModel):
     )
     verified_chunk_count: int
     dropped_document_count: int
+    verification: Literal["ok", "skipped", "degraded"] = Field(
+        description="Verify-on-read: ok (the source answered), skipped (no verify URL"
+        " configured) or degraded (the source failed or ran out of time: results kept,"
+        " fail-open)."
+    )
     filters: AppliedFilters
     facets: dict[str, dict[str, int]] | None = Field(
         default=None,
@@ -220,6 +225,7 @@ class SearchResponse(BaseModel):
             "total_found": outcome.total_found,
             "verified_chunk_count": outcome.verified_chunk_count,
             "dropped_document_count": outcome.dropped_document_count,
+            "verification": outcome.verification.value,
             "filters": AppliedFilters.of(query.spec),
             "timing_ms": Timing(**outcome.timing_ms),
         }

@@ -21,7 +21,7 @@ from app.search.algorithms import (
     SearchAlgorithm,
     Semantic,
 )
-from app.search.verify import DocRef, Verifier
+from app.search.verify import DocRef, Verification, Verifier, VerifyBudget
 from app.store import fields
 from app.store.base import Hit, Store
 
@@ -75,6 +75,7 @@ class SearchOutcome:
     total_found: int
     verified_chunk_count: int
     dropped_document_count: int
+    verification: Verification
     facets: dict[str, dict[str, int]] | None
     timing_ms: dict[str, float]
     query_vector: list[float] | None
@@ -105,9 +106,16 @@ def best_chunk_per_document(hits: list[Hit]) -> list[Hit]:
 
 @dataclass
 class _Verification:
+    budget: VerifyBudget | None  # None: no verifier configured
     ok: set[DocRef] = field(default_factory=set)
     dropped: dict[DocRef, str] = field(default_factory=dict)
     seconds: float = 0.0
+
+    @property
+    def status(self) -> Verification:
+        if self.budget is None:
+            return Verification.SKIPPED
+        return Verification.DEGRADED if self.budget.degraded else Verification.OK
 
     @property
     def dropped_keys(self) -> list[str]:
@@ -150,7 +158,7 @@ class SearchService:
         )
         search_started = time.perf_counter()
         where = search_filter(principal, query.spec)
-        verification = _Verification()
+        verification = _Verification(self.verifier.budget() if self.verifier else None)
         ranked, exhausted = self._fill_page(
             algorithm, encoded, principal, where, query, verification
         )
@@ -168,6 +176,7 @@ class SearchService:
             total_found=max(total, query.offset + len(page)) if page else total,
             verified_chunk_count=len(ranked[: query.offset + query.limit]),
             dropped_document_count=len(verification.dropped),
+            verification=verification.status,
             facets=facets,
             timing_ms={
                 "embed": round(encoded.seconds * 1000, 2),
@@ -205,7 +214,7 @@ class SearchService:
             # Below the floor here, below it deeper too: nothing more can qualify.
             exhausted = exhausted or len(floored) < len(ranked)
             ranked = floored
-            if self._verify(principal, ranked[:wanted], verification):
+            if self._verify(principal, ranked, wanted, verification):
                 continue  # some were dropped: rank again without them
             if len(ranked) >= wanted or exhausted or depth >= MAX_DEPTH:
                 return ranked, exhausted
@@ -216,10 +225,15 @@ class SearchService:
         kept = [hit for hit in hits if doc_ref(hit) not in verification.dropped]
         return best_chunk_per_document(kept) if granularity is Granularity.DOCUMENT else kept
 
-    def _verify(self, principal: Principal, window: list[Hit], verification: _Verification) -> bool:
-        """Ask the source about documents not asked before; True if any was dropped."""
-        if self.verifier is None:
+    def _verify(
+        self, principal: Principal, ranked: list[Hit], wanted: int, verification: _Verification
+    ) -> bool:
+        """Ask the source about documents of the page not asked before; True if any was
+        dropped. After a round that dropped some, the next one looks twice as far ahead, so a
+        source that rejects long runs costs a few rounds, not one per page."""
+        if self.verifier is None or verification.budget is None:
             return False
+        window = ranked[: wanted << verification.budget.rounds]
         unknown = list(
             dict.fromkeys(
                 ref
@@ -230,7 +244,7 @@ class SearchService:
         if not unknown:
             return False
         started = time.perf_counter()
-        dropped = self.verifier.statuses(principal.user, unknown)
+        dropped = self.verifier.statuses(principal.user, unknown, verification.budget)
         verification.seconds += time.perf_counter() - started
         verification.dropped.update(dropped)
         verification.ok.update(ref for ref in unknown if ref not in dropped)

@@ -4,6 +4,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.embeddings.dense import HashingEncoder
+from app.search.verify import MAX_ROUNDS
 from tests.helpers import auth, doc, ids, index, running_app, search
 
 VERIFY_TOKEN = "verify-shared-secret"
@@ -23,11 +25,14 @@ T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
 
 @dataclass
 class Source:
-    """The source system's verify endpoint: a status per document, a recorded request log and
-    a failure mode ("" = answer, "sleep", "500", "not-json", "bad-shape", "bad-status")."""
+    """The source system's verify endpoint: a status per document (`deny_all`: every one
+    forbidden), a recorded request log and a failure mode ("" = answer, "sleep", "500",
+    "not-json", "bad-shape", "bad-status", "slow-body": headers at once, then a byte a second)."""
 
     statuses: dict[tuple[str, str], str] = field(default_factory=dict)
     mode: str = ""
+    deny_all: bool = False
+    sleep: float = TIMEOUT * 4
     url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -38,7 +43,9 @@ class Source:
                 {
                     "doc_type": entry["doc_type"],
                     "doc_id": entry["doc_id"],
-                    "status": self.statuses.get((entry["doc_type"], entry["doc_id"]), "ok"),
+                    "status": "forbidden"
+                    if self.deny_all
+                    else self.statuses.get((entry["doc_type"], entry["doc_id"]), "ok"),
                 }
                 for entry in body["documents"]
             ]
@@ -72,8 +79,11 @@ def handler_for(source: Source) -> type[BaseHTTPRequestHandler]:
             mode = source.mode
             status, payload = 200, b""
             if mode == "sleep":
-                time.sleep(TIMEOUT * 4)
+                time.sleep(source.sleep)
                 payload = json.dumps(source.answer(body)).encode()
+            elif mode == "slow-body":
+                self.trickle(json.dumps(source.answer(body)).encode())
+                return
             elif mode == "500":
                 status = 500
                 payload = json.dumps(source.answer(body)).encode()  # a 5xx counts, not its body
@@ -96,6 +106,20 @@ def handler_for(source: Source) -> type[BaseHTTPRequestHandler]:
             except OSError:
                 pass  # the service gave up waiting (timeout): nobody is listening any more
 
+        def trickle(self, payload: bytes) -> None:
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.flush()
+                for byte in payload:
+                    time.sleep(1.0)
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+            except OSError:
+                pass  # the service hung up: what the deadline is for
+
     return Handler
 
 
@@ -114,14 +138,16 @@ def source() -> Iterator[Source]:
         thread.join(timeout=10)
 
 
-def verifying_app(tmp_path: Path, source: Source) -> AbstractContextManager[TestClient]:
+def verifying_app(
+    tmp_path: Path, source: Source, timeout: float = TIMEOUT
+) -> AbstractContextManager[TestClient]:
     """The app with verify-on-read pointed at `source`, with the shared token and timeout."""
     return running_app(
         tmp_path,
         HashingEncoder(),
         verify_url=source.url,
         verify_token=VERIFY_TOKEN,
-        verify_timeout=TIMEOUT,
+        verify_timeout=timeout,
     )
 
 
@@ -184,6 +210,7 @@ def test_forbidden_and_missing_are_dropped_and_the_page_still_fills(
     result = search(verified, query="", limit=4)
     assert ids(result) == ["n1", "n3", "n4", "n6"]
     assert result["dropped_document_count"] == 3
+    assert result["verification"] == "ok"
     assert result["verified_chunk_count"] == 4
     assert result["total_found"] == 7
     every_result_was_verified = {ref for request in source.asked() for ref in request}
@@ -261,6 +288,7 @@ def test_a_failing_source_keeps_every_result(
     assert ids(result) == ["n0", "n1", "n2", "n3"]
     assert result["dropped_document_count"] == 0
     assert result["verified_chunk_count"] == 4
+    assert result["verification"] == "degraded"
     assert len(source.requests) == 1  # asked, once
     assert elapsed < TIMEOUT * 3  # did not wait for the sleeping source
     if mode == "sleep":
@@ -278,6 +306,7 @@ def test_without_a_verify_url_nothing_is_called(tmp_path: Path, source: Source) 
         assert ids(result) == ["n0", "n1", "n2"]
         assert result["dropped_document_count"] == 0
         assert result["timing_ms"]["verify"] == 0.0
+        assert result["verification"] == "skipped"
     assert source.requests == []
 
 
@@ -313,3 +342,73 @@ def test_total_found_leaves_out_every_chunk_of_a_dropped_document(
         assert "long" not in ids(result)
         assert result["dropped_document_count"] == 1
         assert result["total_found"] == 110  # 110 notes; none of the long one's chunks
+
+
+# The bound: one deadline per search, a bounded number of rounds, its own pool.
+
+
+def test_a_slow_body_cannot_stretch_a_search_past_the_deadline(
+    tmp_path: Path, source: Source
+) -> None:
+    """Headers at once, then a byte a second: each read is quick, the answer never completes."""
+    source.mode = "slow-body"
+    with verifying_app(tmp_path, source, timeout=1.0) as client:
+        index(client, *NOTES)
+        started = time.monotonic()
+        result = search(client, query="", limit=4)
+        elapsed = time.monotonic() - started
+    assert elapsed < 2.0
+    assert ids(result) == ["n0", "n1", "n2", "n3"]  # fail-open
+    assert result["verification"] == "degraded"
+
+
+def test_a_source_denying_everything_costs_one_deadline_not_a_round_per_page(
+    tmp_path: Path, source: Source
+) -> None:
+    many = [doc(f"m{i}", f"meteor log {i}", modified_at=T0 - i * 60) for i in range(120)]
+    source.deny_all = True
+    source.mode, source.sleep = "sleep", 0.3
+    with verifying_app(tmp_path, source, timeout=1.0) as client:
+        index(client, *many)
+        started = time.monotonic()
+        result = search(client, query="", limit=1)
+        elapsed = time.monotonic() - started
+    assert elapsed < 1.6
+    assert len(source.requests) <= 4  # 0.3 s each within 1 s
+    assert result["verification"] == "degraded"
+
+
+def test_a_fast_source_denying_everything_is_asked_a_bounded_number_of_rounds(
+    tmp_path: Path, source: Source
+) -> None:
+    many = [doc(f"m{i}", f"meteor log {i}", modified_at=T0 - i * 60) for i in range(120)]
+    source.deny_all = True
+    with verifying_app(tmp_path, source, timeout=5.0) as client:
+        index(client, *many)
+        result = search(client, query="", limit=1)
+    assert len(source.requests) == MAX_ROUNDS
+    windows = [len(request) for request in source.asked()]
+    assert windows == [1 << r for r in range(MAX_ROUNDS)]  # 1, 2, 4, ... documents
+    assert result["dropped_document_count"] == sum(windows)
+    # past the budget the rest is kept, as for any other failure of the source
+    assert result["verification"] == "degraded"
+    assert len(result["results"]) == 1
+
+
+def test_concurrent_searches_against_a_sleeping_source_do_not_queue(
+    tmp_path: Path, source: Source
+) -> None:
+    source.mode, source.sleep = "sleep", 5.0
+    with verifying_app(tmp_path, source, timeout=1.0) as client:
+        index(client, *NOTES)
+
+        def timed_search(_: int) -> tuple[float, str]:
+            started = time.monotonic()
+            result = search(client, query="", limit=3)
+            return time.monotonic() - started, result["verification"]
+
+        with ThreadPoolExecutor(16) as pool:
+            outcomes = list(pool.map(timed_search, range(16)))
+    assert {verification for _, verification in outcomes} == {"degraded"}
+    # waves of six (asyncio's default pool) would take 3 s; one deadline is 1 s
+    assert max(elapsed for elapsed, _ in outcomes) < 2.2
