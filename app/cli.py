@@ -7,16 +7,23 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from app.auth import DEV_PRINCIPAL, new_dev_token
 from app.config import Settings
 
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from app.state import AppState
+
+EXIT_STARTUP_FAILED = 3  # uvicorn's code for a failed start
+GRACEFUL_SECONDS = 5  # in-flight requests get this long after SIGTERM; then they are cut
 DEMO_CORPUS = Path(__file__).resolve().parent / "demo" / "corpus.jsonl"
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from app.main import build_authenticator, create_app
 
     settings = Settings()
@@ -56,9 +63,27 @@ def _serve(args: argparse.Namespace) -> int:
         except (EmbeddingServerError, EmbeddingUnavailable) as exc:
             print(f"refusing to start: {exc}", file=sys.stderr)
             return 2
-    app = create_app(settings, authenticator=authenticator, dense=dense)
-    uvicorn.run(app, host=args.host, port=args.port)
-    return 0
+    return _run_server(create_app(settings, authenticator=authenticator, dense=dense), args)
+
+
+def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:
+    """uvicorn, told to stop the indexer as soon as SIGTERM arrives (before it waits for the
+    requests in flight, which may be waiting for the indexer)."""
+    import uvicorn
+
+    state: AppState = app.state.astrolabe
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            state.begin_shutdown()
+            super().handle_exit(sig, frame)
+
+    config = uvicorn.Config(
+        app, host=args.host, port=args.port, timeout_graceful_shutdown=GRACEFUL_SECONDS
+    )
+    server = Server(config)
+    server.run()
+    return 0 if server.started else EXIT_STARTUP_FAILED
 
 
 def _index_locally(documents: Iterator[dict[str, object]], total: int, label: str) -> int:

@@ -70,6 +70,11 @@ class NotReady(Unavailable):
     code = "not_ready"
 
 
+class ShuttingDown(ServiceError):
+    status_code = 503
+    code = "shutting_down"
+
+
 class ErrorDetail(BaseModel):
     code: str
     message: str

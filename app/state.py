@@ -49,6 +49,12 @@ class AppState:
     error: str | None = None
     ready: threading.Event = field(default_factory=threading.Event)
 
+    def begin_shutdown(self) -> None:
+        """On SIGTERM, before in-flight requests are waited for: the indexer stops between
+        documents, so `?wait=true` requests answer at once instead of holding the exit."""
+        if self.services is not None:
+            self.services.ingest.queue.stop_soon()
+
     def require_services(self) -> Services:
         if self.services is None:
             detail = f": {self.error}" if self.error else ", still loading"

@@ -35,6 +35,9 @@ def next_revision() -> int:
         return _last_revision
 
 
+EMBED_SLICE = 8  # texts per model call: what a stop request may have to wait for
+
+
 def chunk_point_id(doc_key: str, index: int) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{doc_key}:chunk:{index}"))
 
@@ -144,26 +147,39 @@ class Indexer:
         ]
         return sorted(jobs, key=lambda job: job.revision)
 
-    def index(self, jobs: Sequence[Job]) -> dict[Job, int]:
-        """Embed and write these jobs; returns chunks written per job (superseded jobs: absent)."""
-        current = self._current(jobs)
-        prepared = [(job, doc, self._chunks(doc)) for job, doc in current]
+    def index(self, jobs: Sequence[Job], stop: threading.Event | None = None) -> dict[Job, int]:
+        """Embed and write these jobs; returns chunks written per job (superseded jobs: absent).
+        Texts are embedded in slices across documents, and each document is written as soon as
+        its chunks are: `stop` is looked at between slices, and the documents left stay pending
+        (their placeholders are the promise a restart keeps)."""
+        prepared = [(job, doc, self._chunks(doc)) for job, doc in self._current(jobs)]
         texts = [f"{doc.title}\n{chunk.text}" for _, doc, chunks in prepared for chunk in chunks]
-        dense = iter(self.dense.encode(texts))
-        sparse = iter(self.sparse.encode_documents(texts))
+        dense: list[list[float]] = []
+        sparse: list[models.SparseVector] = []
         written: dict[Job, int] = {}
-        for job, doc, chunks in prepared:
-            points = [
-                models.PointStruct(
-                    id=chunk_point_id(doc.key, i),
-                    vector={DENSE_VECTOR: next(dense), SPARSE_VECTOR: next(sparse)},
-                    payload=chunk_payload(doc, i, len(chunks), chunk)
-                    | {fields.REVISION: job.revision},
-                )
-                for i, chunk in enumerate(chunks)
-            ]
-            if self._replace(job, points):
-                written[job] = len(points)
+        first = 0  # where the next document's chunks start in `texts`
+        waiting = iter(prepared)
+        item = next(waiting, None)
+        for start in range(0, len(texts), EMBED_SLICE):
+            if stop is not None and stop.is_set():
+                break
+            dense += self.dense.encode(texts[start : start + EMBED_SLICE])
+            sparse += self.sparse.encode_documents(texts[start : start + EMBED_SLICE])
+            while item is not None and first + len(item[2]) <= len(dense):
+                job, doc, chunks = item
+                points = [
+                    models.PointStruct(
+                        id=chunk_point_id(doc.key, i),
+                        vector={DENSE_VECTOR: dense[first + i], SPARSE_VECTOR: sparse[first + i]},
+                        payload=chunk_payload(doc, i, len(chunks), chunk)
+                        | {fields.REVISION: job.revision},
+                    )
+                    for i, chunk in enumerate(chunks)
+                ]
+                if self._replace(job, points):
+                    written[job] = len(points)
+                first += len(chunks)
+                item = next(waiting, None)
         return written
 
     def fail(self, job: Job, error: str) -> None:
