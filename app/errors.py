@@ -31,7 +31,12 @@ class ServiceError(Exception):
         if not self.public:
             log.error("%s: %s", self.code, self.message, exc_info=self)
             return error_response(self.status_code, self.code, "internal server error")
-        return error_response(self.status_code, self.code, self.message, self.field)
+        response = error_response(self.status_code, self.code, self.message, self.field)
+        response.headers.update(self.headers())
+        return response
+
+    def headers(self) -> dict[str, str]:
+        return {}
 
 
 class InvalidRequest(ServiceError):
@@ -68,6 +73,18 @@ class Unavailable(ServiceError):
 
 class NotReady(Unavailable):
     code = "not_ready"
+
+
+class QueueFull(ServiceError):
+    status_code = 429
+    code = "queue_full"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
 
 
 class ShuttingDown(ServiceError):

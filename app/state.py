@@ -79,7 +79,7 @@ def build_services(settings: Settings, store: Store, dense: DenseEncoder | None)
     search = SearchService(
         store, QueryEncoder(model, sparse), settings.rrf_k, verifier, forget_missing
     )
-    queue = IndexQueue(indexer)
+    queue = IndexQueue(indexer, settings.max_pending)
     queue.start()
 
     def take_over_orphans() -> None:  # placeholders of replicas that died

@@ -38,6 +38,9 @@ class StatusResponse(BaseModel):
     chunks: int = Field(description="Searchable chunks.")
     pending: int = Field(description="Accepted documents waiting to be indexed.")
     failed: int = Field(description="Accepted documents whose indexing failed.")
+    queue_depth: int = Field(description="Accepted documents waiting in the indexer's queue.")
+    max_pending: int = Field(description="Past this queue depth, ingest answers 429.")
+    indexing_rate: float = Field(description="Documents indexed per second over the last minute.")
     supported_algorithms: list[str]
     supported_fusions: list[str]
     supported_search_types: list[str] = Field(description="Algorithms again (the app reads it).")
@@ -57,6 +60,9 @@ class StatusResponse(BaseModel):
             chunks=counts.chunks,
             pending=counts.pending,
             failed=counts.failed,
+            queue_depth=services.ingest.queue.depth,
+            max_pending=services.ingest.queue.max_pending,
+            indexing_rate=services.ingest.queue.rate(),
             supported_algorithms=algorithms,
             supported_fusions=[f.value for f in FusionMethod],
             supported_search_types=algorithms,

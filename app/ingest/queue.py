@@ -4,16 +4,20 @@ live in the engine: a restart rebuilds it from them, so stopping never waits for
 drain, only for the slice of texts being embedded."""
 
 import logging
+import math
 import queue
 import threading
+import time
+from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from app.errors import ShuttingDown
+from app.errors import QueueFull, ShuttingDown
 from app.ingest.pipeline import Indexer, Job
 
 log = logging.getLogger(__name__)
 BATCH_DOCUMENTS = 16
+RATE_WINDOW_SECONDS = 60.0
 
 
 @dataclass
@@ -23,9 +27,13 @@ class _Item:
 
 
 class IndexQueue:
-    def __init__(self, indexer: Indexer) -> None:
+    def __init__(self, indexer: Indexer, max_pending: int = 10_000) -> None:
         self._indexer = indexer
+        self.max_pending = max_pending
         self._items: queue.Queue[_Item | None] = queue.Queue()
+        self._depth = 0  # jobs submitted and not yet done
+        self._finished: deque[tuple[float, int]] = deque()  # (when, documents) per batch
+        self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="astrolabe-indexer", daemon=True)
 
@@ -45,11 +53,40 @@ class IndexQueue:
         if self._thread.is_alive():
             self._thread.join()
 
+    @property
+    def depth(self) -> int:
+        """Documents accepted and not yet processed."""
+        return self._depth
+
+    def rate(self) -> float:
+        """Documents processed (indexed or failed) per second over the last minute."""
+        now = time.monotonic()
+        with self._lock:
+            while self._finished and self._finished[0][0] < now - RATE_WINDOW_SECONDS:
+                self._finished.popleft()
+            done = sum(count for _, count in self._finished)
+        return round(done / RATE_WINDOW_SECONDS, 2)
+
+    def check_room(self, documents: int) -> None:
+        """429 when `documents` more would pass the bound; Retry-After from the current rate."""
+        if self._depth + documents <= self.max_pending:
+            return
+        excess = self._depth + documents - self.max_pending
+        rate = self.rate()
+        wait = math.ceil(excess / rate) if rate > 0 else 30
+        raise QueueFull(
+            f"the ingest queue is full ({self._depth} documents pending, at most"
+            f" {self.max_pending}): retry later",
+            retry_after=min(max(wait, 1), 600),
+        )
+
     def submit(self, job: Job) -> "Future[int]":
         item = _Item(job)
         if self._stopping.is_set():
             item.done.set_exception(_shutting_down())
         else:
+            with self._lock:
+                self._depth += 1
             self._items.put(item)
         return item.done
 
@@ -95,11 +132,19 @@ class IndexQueue:
     def _process(self, batch: list[_Item]) -> None:
         jobs = [item.job for item in batch if item.job is not None]
         try:
+            self._index(batch, jobs)
+        finally:
+            with self._lock:
+                self._depth -= len(jobs)
+                self._finished.append((time.monotonic(), len(jobs)))
+
+    def _index(self, batch: list[_Item], jobs: list[Job]) -> None:
+        try:
             written = self._indexer.index(jobs, self._stopping) if jobs else {}
         except Exception as exc:
             if len(batch) > 1:  # find the culprit: retry one by one
                 for item in batch:
-                    self._process([item])
+                    self._index([item], [item.job] if item.job else [])
                 return
             log.exception("indexing %s failed", jobs)
             for job in jobs:

@@ -19,6 +19,7 @@ class IngestService:
         """Placeholders first (the persisted promise), then the queue; with `wait`, the answer
         comes once every document is searchable."""
         documents = batch.to_documents()
+        self.queue.check_room(len(documents))
         jobs = await asyncio.to_thread(self.indexer.accept, documents)
         futures = [self.queue.submit(job) for job in jobs]
         if not wait:

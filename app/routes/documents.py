@@ -25,6 +25,12 @@ DocId = Annotated[str, Path(min_length=1, max_length=256)]
         202: {"model": Accepted, "description": "Accepted: searchable soon."},
         200: {"model": Indexed, "description": "With ?wait=true: searchable now."},
         **ERRORS,
+        429: {
+            "model": ErrorBody,
+            "description": "The ingest queue is full (SEARCH_MAX_PENDING): retry after"
+            " Retry-After seconds.",
+            "headers": {"Retry-After": {"description": "Seconds", "schema": {"type": "integer"}}},
+        },
     },
 )
 async def post_documents(
