@@ -104,6 +104,7 @@ def test_response_shape(model_client: TestClient) -> None:
         "total_found",
         "verified_chunk_count",
         "dropped_document_count",
+        "verification",
         "filters",
         "timing_ms",
     }
