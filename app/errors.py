@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 log = logging.getLogger(__name__)
 
@@ -102,10 +103,20 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
+def encodable(text: str) -> str:
+    """The text with what UTF-8 cannot carry (lone surrogates a client sent, quoted back in a
+    message) escaped as `\\udXXX`, so rendering an error can never fail."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def error_response(
     status_code: int, code: str, message: str, field: str | None = None
 ) -> JSONResponse:
-    body = ErrorBody(error=ErrorDetail(code=code, message=message, field=field))
+    body = ErrorBody(
+        error=ErrorDetail(
+            code=code, message=encodable(message), field=encodable(field) if field else field
+        )
+    )
     headers = {"WWW-Authenticate": "Bearer"} if status_code == 401 else None
     return JSONResponse(body.model_dump(), status_code=status_code, headers=headers)
 
@@ -166,6 +177,22 @@ _HTTP_CODES = {
 }
 
 
+_METHODS = ("DELETE", "GET", "PATCH", "POST", "PUT")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette's own 405 names only the methods
+    of the first route whose path matched)."""
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL
+            for route in request.app.routes
+        )
+    ]
+
+
 def install_error_handlers(
     app: FastAPI,
     special_validation: Callable[[Request, RequestValidationError], JSONResponse | None]
@@ -186,9 +213,13 @@ def install_error_handlers(
         return error_response(InvalidRequest.status_code, InvalidRequest.code, message, field)
 
     @app.exception_handler(StarletteHTTPException)
-    async def on_http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "error")
-        return error_response(exc.status_code, code, str(exc.detail))
+        response = error_response(exc.status_code, code, str(exc.detail))
+        response.headers.update(exc.headers or {})
+        if exc.status_code == 405:
+            response.headers["Allow"] = ", ".join(allowed_methods(request))
+        return response
 
     @app.exception_handler(Exception)
     async def on_unexpected(_: Request, exc: Exception) -> JSONResponse:

@@ -29,9 +29,9 @@ DateBound = Annotated[
     BeforeValidator(_to_seconds),
     WithJsonSchema(
         {
-            "anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}, {"type": "null"}],
+            "anyOf": [{"type": "string"}, {"type": "number", "minimum": 0}, {"type": "null"}],
             "description": "RFC 3339 / ISO 8601 datetime (naive = UTC, date alone = midnight"
-            " UTC) or Unix seconds (integer or digit string; a fraction is truncated). null or"
+            " UTC) or Unix seconds (a number or a digit string; a fraction is truncated). null or"
             " blank = open.",
             "examples": ["2026-01-01T00:00:00Z", 1767225600],
         }

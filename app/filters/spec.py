@@ -41,9 +41,18 @@ def parse_modified_timestamp(value: object, field: str) -> int | None:
         if not text:
             return None
         if _UNIX_SECONDS.fullmatch(text):
-            return _from_seconds(float(text) if "." in text else int(text), field)
+            return _from_digits(text, field)
         return _from_iso(text, field)
     raise InvalidRequest(f"{field} must be a date string or Unix seconds", field)
+
+
+def _from_digits(text: str, field: str) -> int:
+    """A string of digits, its fraction truncated; the length is checked before converting (a
+    5,000-digit string would pass Python's int limit only to fail in it)."""
+    whole = text.partition(".")[0].lstrip("0") or "0"
+    if len(whole) > len(str(MAX_TIMESTAMP)):
+        raise InvalidRequest(f"{field} is out of range (after year 9999)", field)
+    return _from_seconds(int(whole), field)
 
 
 def _from_seconds(value: int | float, field: str) -> int:
