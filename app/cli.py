@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from app.state import AppState
 
 EXIT_STARTUP_FAILED = 3  # uvicorn's code for a failed start
-GRACEFUL_SECONDS = 5  # in-flight requests get this long after SIGTERM; then they are cut
+GRACEFUL_SECONDS = 10  # in-flight requests get this long after SIGTERM; then they are cut
 DEMO_CORPUS = Path(__file__).resolve().parent / "demo" / "corpus.jsonl"
 
 

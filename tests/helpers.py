@@ -1,11 +1,16 @@
 """Shared test helpers: a running app on a temp data dir, tokens, documents."""
 
+import os
+import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+import httpx
 import jwt
 import pytest
 from fastapi.testclient import TestClient
@@ -162,3 +167,32 @@ def envelope(response: Response, status: int, code: str, field: str | None = Non
     message = body["error"]["message"]
     assert isinstance(message, str) and message, body
     return message
+
+
+def start_serve(data_dir: Path, keys: Path, **env: str) -> tuple[subprocess.Popen[bytes], str]:
+    """The real `serve` command in a subprocess on a free loopback port, once /readyz is 200;
+    its log goes to `serve.log` beside the data directory."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    environ = os.environ | {"SEARCH_DATA_DIR": str(data_dir), "SEARCH_API_KEYS_FILE": str(keys)}
+    with (data_dir.parent / "serve.log").open("ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve", "--port", str(port)],
+            env=environ | env,
+            cwd=data_dir.parent,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                return process, base
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    process.kill()
+    process.wait()
+    raise AssertionError("serve did not become ready")

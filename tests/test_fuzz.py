@@ -74,7 +74,7 @@ def _wait_until_ready(app: Any) -> None:
     with asgi.get_client(app) as client:
         client.get("/healthz")  # starts the lifespan if this test has not yet
     deadline = time.monotonic() + 60
-    while state.engine is None and state.error is None and time.monotonic() < deadline:
+    while state.services is None and state.error is None and time.monotonic() < deadline:
         time.sleep(0.02)
 
 

@@ -8,10 +8,7 @@ import json
 import os
 import random
 import signal
-import socket
 import statistics
-import subprocess
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,6 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
+
+from tests.helpers import start_serve
 
 KEY = "soak-index-key"
 USERS = ["alice", "bob", "carol", "dave"]
@@ -170,37 +169,11 @@ async def _drive(base: str, tally: Tally, seconds: float, mixed: bool) -> None:
         await asyncio.gather(*(worker(seed) for seed in range(CONCURRENCY)))
 
 
-def _start(data_dir: Path, keys: Path) -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = os.environ | {"SEARCH_DATA_DIR": str(data_dir), "SEARCH_API_KEYS_FILE": str(keys)}
-    with (data_dir.parent / "serve.log").open("ab") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "app", "serve", "--port", str(port)],
-            env=env,
-            cwd=data_dir.parent,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    process.kill()
-    raise AssertionError("serve did not become ready")
-
-
 @pytest.mark.soak
 def test_soak(tmp_path: Path) -> None:
     keys = tmp_path / "keys.json"
     keys.write_text(json.dumps(_keys()))
-    process, base = _start(tmp_path / "data", keys)
+    process, base = start_serve(tmp_path / "data", keys)
     headers = {"Authorization": f"Bearer {KEY}"}
     try:
         rng = random.Random(7)

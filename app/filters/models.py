@@ -15,6 +15,7 @@ from app.filters.spec import (
     normalize_path_prefixes,
     parse_modified_timestamp,
 )
+from app.unicode import ProperUnicode
 
 
 def _to_seconds(value: Any, info: ValidationInfo) -> int | None:
@@ -43,7 +44,7 @@ every request model."""
 StringList = list[StrictStr] | None
 
 
-class FilterFields(BaseModel):
+class FilterFields(ProperUnicode):
     """The rich filters, shared by every search path. Unknown fields are refused: a misspelt
     filter must never silently widen the results."""
 
@@ -122,7 +123,7 @@ LineList = Annotated[
 ]
 
 
-class FilterParams(BaseModel):
+class FilterParams(ProperUnicode):
     """The filters as query parameters (`GET /viz/search`, `GET /api/v1/folders`): lists are
     comma-separated (doc_types, categories) or newline-separated (folders, tags, owners)."""
 

@@ -12,6 +12,7 @@ from app.filters.models import DateBound
 from app.filters.spec import clean_values, format_timestamp, normalize_folder
 from app.ingest.documents import Document
 from app.store import fields
+from app.unicode import ProperUnicode
 
 MAX_BATCH = 256
 DOC_TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
@@ -98,7 +99,7 @@ class DocumentIn(BaseModel):
         )
 
 
-class DocumentBatch(BaseModel):
+class DocumentBatch(ProperUnicode):
     """`POST /api/v1/documents`: every document valid, or a 400 naming the first bad one and
     its field; nothing of a rejected batch is written."""
 

@@ -46,7 +46,8 @@ class IndexQueue:
         """Stop between documents; what is left stays pending for the next start, and its
         `?wait=true` callers are told so at once."""
         self._stopping.set()
-        self._items.put(None)  # wakes the worker if it waits for work
+        self._release_waiting()
+        self._items.put(None)  # wakes the worker if it waits for work (after the drain)
 
     def stop(self) -> None:
         self.stop_soon()

@@ -2,16 +2,14 @@
 them are indexed after a restart. Runs the real `serve` command in a subprocess."""
 
 import json
-import os
 import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.helpers import start_serve
 
 KEY = "crash-test-key"
 DOCS = [
@@ -26,31 +24,6 @@ DOCS = [
 ]
 
 
-def _start(data_dir: Path, keys: Path) -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = os.environ | {"SEARCH_DATA_DIR": str(data_dir), "SEARCH_API_KEYS_FILE": str(keys)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--port", str(port)],
-        env=env,
-        cwd=data_dir.parent,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    process.kill()
-    raise AssertionError("serve did not become ready")
-
-
 def _status(base: str) -> dict[str, Any]:
     response = httpx.get(f"{base}/api/v1/status", timeout=10)
     result: dict[str, Any] = response.json()
@@ -62,7 +35,7 @@ def test_accepted_documents_survive_sigkill(tmp_path: Path) -> None:
     keys.write_text(json.dumps({KEY: {"sub": "dev", "scope": "search index"}}))
     data_dir = tmp_path / "data"
     headers = {"Authorization": f"Bearer {KEY}"}
-    first, base = _start(data_dir, keys)
+    first, base = start_serve(data_dir, keys)
     try:
         accepted = httpx.post(
             f"{base}/api/v1/documents", json={"documents": DOCS}, headers=headers, timeout=30
@@ -73,7 +46,7 @@ def test_accepted_documents_survive_sigkill(tmp_path: Path) -> None:
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=30)
     assert pending_when_killed > 0, "everything was indexed before the kill: nothing was tested"
-    second, base = _start(data_dir, keys)
+    second, base = start_serve(data_dir, keys)
     try:
         deadline = time.monotonic() + 300
         while _status(base)["pending"] and time.monotonic() < deadline:

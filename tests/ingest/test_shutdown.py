@@ -3,17 +3,15 @@ documents and exits within seconds, however long the ingest queue; the documents
 are indexed after the next start. Runs the real `serve` command in a subprocess."""
 
 import json
-import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.helpers import start_serve
 
 KEY = "shutdown-test-key"
 HEADERS = {"Authorization": f"Bearer {KEY}"}
@@ -29,32 +27,6 @@ DOCS = [
 ]
 
 
-def _start(data_dir: Path, keys: Path) -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = os.environ | {"SEARCH_DATA_DIR": str(data_dir), "SEARCH_API_KEYS_FILE": str(keys)}
-    with (data_dir.parent / "serve.log").open("ab") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "app", "serve", "--port", str(port)],
-            env=env,
-            cwd=data_dir.parent,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    process.kill()
-    raise AssertionError("serve did not become ready")
-
-
 def _status(base: str) -> dict[str, Any]:
     result: dict[str, Any] = httpx.get(f"{base}/api/v1/status", timeout=10).json()
     return result
@@ -64,7 +36,7 @@ def test_sigterm_exits_within_seconds_and_pending_documents_resume(tmp_path: Pat
     keys = tmp_path / "keys.json"
     keys.write_text(json.dumps({KEY: {"sub": "dev", "scope": "search index"}}))
     data_dir = tmp_path / "data"
-    first, base = _start(data_dir, keys)
+    first, base = start_serve(data_dir, keys)
     in_flight: list[httpx.Response] = []
     try:
         accepted = httpx.post(
@@ -104,7 +76,7 @@ def test_sigterm_exits_within_seconds_and_pending_documents_resume(tmp_path: Pat
     if in_flight[0].status_code != 200:
         assert in_flight[0].status_code == 503
         assert in_flight[0].json()["error"]["code"] == "shutting_down"
-    second, base = _start(data_dir, keys)
+    second, base = start_serve(data_dir, keys)
     try:
         status = _status(base)
         assert status["documents"] + status["pending"] == len(DOCS) + 1  # nothing lost
