@@ -18,7 +18,11 @@ if TYPE_CHECKING:
 
     from app.state import AppState
 
+EXIT_REFUSED = 2  # the configuration does not allow a start
 EXIT_STARTUP_FAILED = 3  # uvicorn's code for a failed start
+EXIT_DATA_DIR_IN_USE = 4
+EXIT_DATA_DIR_UNUSABLE = 5
+EXIT_ENGINE_UNAVAILABLE = 6
 GRACEFUL_SECONDS = 10  # in-flight requests get this long after SIGTERM; then they are cut
 DEMO_CORPUS = Path(__file__).resolve().parent / "demo" / "corpus.jsonl"
 
@@ -31,7 +35,7 @@ def _serve(args: argparse.Namespace) -> int:
         authenticator = build_authenticator(settings)
     except ValueError as exc:
         print(f"refusing to start: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_REFUSED
     if args.dev:
         token = new_dev_token()
         authenticator.add_key(token, DEV_PRINCIPAL)
@@ -52,7 +56,7 @@ def _serve(args: argparse.Namespace) -> int:
             "refusing to start: set SEARCH_JWT_SECRET or SEARCH_API_KEYS_FILE, or pass --dev",
             file=sys.stderr,
         )
-        return 2
+        return EXIT_REFUSED
     dense = None
     if settings.embedding_url:  # probed before serving: a mismatch must stop the start
         from app.embeddings.choose import open_remote_encoder
@@ -62,8 +66,13 @@ def _serve(args: argparse.Namespace) -> int:
             dense = open_remote_encoder(settings.embedding_url, settings)
         except (EmbeddingServerError, EmbeddingUnavailable) as exc:
             print(f"refusing to start: {exc}", file=sys.stderr)
-            return 2
-    return _run_server(create_app(settings, authenticator=authenticator, dense=dense), args)
+            return EXIT_REFUSED
+    from app.store.open import open_store
+
+    store = open_store(settings)  # here, not in the lifespan: a refusal is one line, not a trace
+    return _run_server(
+        create_app(settings, authenticator=authenticator, dense=dense, store=store), args
+    )
 
 
 def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:
@@ -279,4 +288,30 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     optimize.set_defaults(run=_optimize)
     args = parser.parse_args(argv)
-    sys.exit(args.run(args))
+    sys.exit(_run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command, with a store that cannot be opened reported in one line (docs/deployment.md
+    lists the exit codes)."""
+    from app.store.errors import StoreError
+
+    try:
+        code: int = args.run(args)
+    except StoreError as exc:
+        print(f"astrolabe-search: {exc.message}", file=sys.stderr)
+        return _exit_code(exc)
+    return code
+
+
+def _exit_code(error: Exception) -> int:
+    from app.store.errors import DataDirectoryInUse, DataDirectoryUnusable, EngineUnavailable
+
+    for kind, code in (
+        (DataDirectoryInUse, EXIT_DATA_DIR_IN_USE),
+        (DataDirectoryUnusable, EXIT_DATA_DIR_UNUSABLE),
+        (EngineUnavailable, EXIT_ENGINE_UNAVAILABLE),
+    ):
+        if isinstance(error, kind):
+            return code
+    return EXIT_STARTUP_FAILED

@@ -21,6 +21,7 @@ from app.mcp.server import McpEndpoint
 from app.routes import documents, navigation, search, status, viz
 from app.routes.pages import install_pages
 from app.state import AppState, close_services, load_services
+from app.store.base import Store
 from app.store.open import open_store
 
 DESCRIPTION = """Hybrid (dense all-MiniLM-L6-v2 + BM25) search over document chunks, with rich
@@ -90,16 +91,18 @@ def create_app(
     *,
     authenticator: Authenticator | None = None,
     dense: DenseEncoder | None = None,
+    store: Store | None = None,
 ) -> FastAPI:
-    """`dense` lets tests share one loaded model between apps; by default MiniLM is loaded."""
+    """`dense` lets tests share one loaded model between apps; by default MiniLM is loaded.
+    `store`: already opened (`serve` opens it first, to refuse a start in one line)."""
     state = AppState(settings, authenticator or build_authenticator(settings))
     mcp = McpEndpoint(state) if settings.mcp_enabled else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        store = open_store(settings)
+        opened = store if store is not None else open_store(settings)
         loader = threading.Thread(
-            target=load_services, args=(state, store, dense), name="astrolabe-loader", daemon=True
+            target=load_services, args=(state, opened, dense), name="astrolabe-loader", daemon=True
         )
         loader.start()
         try:

@@ -11,7 +11,12 @@ from qdrant_client import models
 from app.embeddings.dense import DIMENSION
 from app.store import translate
 from app.store.base import Hit
-from app.store.errors import IndexConflict, guarded
+from app.store.errors import (
+    DataDirectoryInUse,
+    DataDirectoryUnusable,
+    IndexConflict,
+    guarded,
+)
 from app.store.fields import (
     DENSE_VECTOR,
     PAYLOAD_INDEXES,
@@ -19,6 +24,7 @@ from app.store.fields import (
     IndexType,
 )
 
+CONFIG_FILE = "edge_config.json"  # written by Qdrant Edge: marks a directory as a shard
 _EDGE_TYPES = {
     IndexType.KEYWORD: qe.PayloadSchemaType.Keyword,
     IndexType.INTEGER: qe.PayloadSchemaType.Integer,
@@ -49,18 +55,39 @@ def _point_struct(record: Any) -> models.PointStruct:
     return models.PointStruct(id=str(record.id), vector=vectors, payload=dict(record.payload or {}))
 
 
+def _open_shard(path: Path) -> qe.EdgeShard:
+    """Load the shard, or create it in a new or empty directory; anything else is refused with
+    one line, and nothing in the directory is changed."""
+    config_file = path / CONFIG_FILE
+    try:
+        if path.is_dir() and any(path.iterdir()) and not config_file.exists():
+            raise DataDirectoryUnusable(
+                f"{path} holds files that are not an Astrolabe index: refusing to write into it"
+                " (nothing was changed); point SEARCH_DATA_DIR or SEARCH_COLLECTION elsewhere"
+            )
+        path.mkdir(parents=True, exist_ok=True)
+        if config_file.exists():
+            return qe.EdgeShard.load(str(path), _config())
+        return qe.EdgeShard.create(str(path), _config())
+    except DataDirectoryUnusable:
+        raise
+    except Exception as exc:
+        if "WouldBlock" in str(exc):
+            raise DataDirectoryInUse(
+                f"the data directory {path} is in use by another process (one process per"
+                " directory: stop the other one, or use another SEARCH_DATA_DIR)"
+            ) from exc
+        raise DataDirectoryUnusable(
+            f"cannot open the index in {path} (nothing was changed or deleted):"
+            f" {type(exc).__name__}: {exc}"
+        ) from exc
+
+
 class EdgeStore:
     backend = "embedded"
 
     def __init__(self, data_dir: Path, collection: str) -> None:
-        path = data_dir / collection
-        path.mkdir(parents=True, exist_ok=True)
-        exists = (path / "edge_config.json").exists()
-        self._shard = (
-            qe.EdgeShard.load(str(path), _config())
-            if exists
-            else qe.EdgeShard.create(str(path), _config())
-        )
+        self._shard = _open_shard(data_dir / collection)
         self._write_lock = threading.Lock()
         try:
             self.created_indexes = self._ensure_payload_indexes()

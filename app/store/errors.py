@@ -35,6 +35,29 @@ class EngineFailed(StoreError):
     public = True  # raised with a fixed message; the engine's words go to the log
 
 
+class DataDirectoryInUse(StoreError):
+    """Another process holds the embedded engine's directory (one process per directory)."""
+
+    code = "data_dir_in_use"
+    public = True
+
+
+class DataDirectoryUnusable(StoreError):
+    """The data directory is not an index this service can open (corrupted, foreign, not a
+    directory, not writable); nothing in it was changed."""
+
+    code = "data_dir_unusable"
+    public = True
+
+
+class StorageFull(StoreError):
+    """The disk under the data directory is full: the write failed whole."""
+
+    status_code = 507
+    code = "storage_full"
+    public = True
+
+
 class IndexConflict(StoreError):
     """A payload index exists with another type than the one this service needs."""
 
