@@ -105,6 +105,13 @@ def chunk_payload(doc: Document, index: int, total: int, chunk: Chunk) -> dict[s
     }
 
 
+def _disk_estimate(doc: Document) -> int:
+    """Bytes a document may take on disk once indexed: its text in the placeholder and in the
+    chunks (write-ahead log and segments), vectors and payload per chunk."""
+    text = len(doc.content.encode()) + len(doc.title.encode())
+    return 8 * text + 16 * 1024
+
+
 class Indexer:
     """Writes documents: placeholders on accept, chunk sets once embedded. One writer lock keeps
     accept, index and delete of the same document from interleaving."""
@@ -130,6 +137,7 @@ class Indexer:
         points = [placeholder_point(latest[job.doc_key], job.revision) for job in jobs]
         for point in points:  # leased from the start: no other replica takes it while we live
             point.payload = (point.payload or {}) | self.leases.stamp()
+        self.store.ensure_room(sum(_disk_estimate(doc) for doc in latest.values()))
         with self._lock:
             self.store.upsert(points)
         return jobs

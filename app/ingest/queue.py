@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from app.errors import QueueFull, ShuttingDown
 from app.ingest.pipeline import Indexer, Job
+from app.store.errors import EngineUnavailable, StorageFull
 
 log = logging.getLogger(__name__)
 BATCH_DOCUMENTS = 16
@@ -142,6 +143,13 @@ class IndexQueue:
     def _index(self, batch: list[_Item], jobs: list[Job]) -> None:
         try:
             written = self._indexer.index(jobs, self._stopping) if jobs else {}
+        except (StorageFull, EngineUnavailable) as exc:
+            # The engine failed, not the documents: they stay pending (resumed at the next
+            # start) and marking them failed would need the very write that failed.
+            log.warning("indexing %d documents postponed: %s", len(jobs), exc.message)
+            for item in batch:
+                item.done.set_exception(exc)
+            return
         except Exception as exc:
             if len(batch) > 1:  # find the culprit: retry one by one
                 for item in batch:

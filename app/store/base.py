@@ -31,6 +31,10 @@ class Store(Protocol):
         """Set these payload keys on every point matching `selector` (atomically, per point)."""
         ...
 
+    def ensure_room(self, bytes_needed: int) -> None:
+        """StorageFull unless `bytes_needed` more fit with the reserve kept free."""
+        ...
+
     def delete(self, selector: models.Filter) -> None: ...
 
     def query(

@@ -1,5 +1,6 @@
 """The embedded engine: one Qdrant Edge shard, persisted under SEARCH_DATA_DIR/<collection>."""
 
+import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,7 @@ from app.store.errors import (
     DataDirectoryInUse,
     DataDirectoryUnusable,
     IndexConflict,
+    StorageFull,
     guarded,
 )
 from app.store.fields import (
@@ -24,6 +26,7 @@ from app.store.fields import (
     IndexType,
 )
 
+DEFAULT_MIN_FREE_BYTES = 256 * 2**20  # a few WAL segments (32 MiB each) and segment growth
 CONFIG_FILE = "edge_config.json"  # written by Qdrant Edge: marks a directory as a shard
 _EDGE_TYPES = {
     IndexType.KEYWORD: qe.PayloadSchemaType.Keyword,
@@ -86,8 +89,12 @@ def _open_shard(path: Path) -> qe.EdgeShard:
 class EdgeStore:
     backend = "embedded"
 
-    def __init__(self, data_dir: Path, collection: str) -> None:
-        self._shard = _open_shard(data_dir / collection)
+    def __init__(
+        self, data_dir: Path, collection: str, min_free_bytes: int = DEFAULT_MIN_FREE_BYTES
+    ) -> None:
+        self._path = data_dir / collection
+        self._min_free_bytes = min_free_bytes
+        self._shard = _open_shard(self._path)
         self._write_lock = threading.Lock()
         try:
             self.created_indexes = self._ensure_payload_indexes()
@@ -113,6 +120,22 @@ class EdgeStore:
                 )
         return created
 
+    def ensure_room(self, bytes_needed: int) -> None:
+        """Refuse a new batch unless it fits with the whole reserve left free, so the documents
+        already accepted can still be indexed into the lower half of the reserve."""
+        self._check_room(self._min_free_bytes + bytes_needed)
+
+    def _check_room(self, needed: int) -> None:
+        """Qdrant Edge writes through memory maps: on a full disk the process dies of SIGBUS
+        instead of raising, so the only safe write is one that never starts."""
+        free = shutil.disk_usage(self._path).free
+        if free < needed:
+            raise StorageFull(
+                f"the disk under the data directory is full ({free // 2**20} MiB free, the"
+                f" service keeps {self._min_free_bytes // 2**20} MiB in reserve): nothing was"
+                " written; free space and send again"
+            )
+
     @guarded()
     def upsert(
         self, points: Sequence[models.PointStruct], condition: models.Filter | None = None
@@ -121,20 +144,24 @@ class EdgeStore:
             operation = qe.UpdateOperation.upsert_points(
                 [translate.point(p) for p in points], condition=translate.filter_(condition)
             )
-            with self._write_lock:
-                self._shard.update(operation)
+            self._update(operation)
 
     @guarded()
     def set_payload(self, payload: dict[str, Any], selector: models.Filter) -> None:
         edge_filter = translate.filter_(selector)
-        with self._write_lock:
-            self._shard.update(qe.UpdateOperation.set_payload_by_filter(edge_filter, payload))
+        self._update(qe.UpdateOperation.set_payload_by_filter(edge_filter, payload))
 
     @guarded()
     def delete(self, selector: models.Filter) -> None:
         edge_filter = translate.filter_(selector)
+        self._update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
+
+    def _update(self, operation: qe.UpdateOperation) -> None:
+        """Every write: refused below the floor (half the reserve), which only the documents
+        already accepted may use."""
+        self._check_room(self._min_free_bytes // 2)
         with self._write_lock:
-            self._shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
+            self._shard.update(operation)
 
     @guarded()
     def query(

@@ -11,4 +11,4 @@ def open_store(settings: Settings) -> Store:
         return ServerStore.from_settings(settings.qdrant_url, settings.collection, settings)
     from app.store.edge import EdgeStore
 
-    return EdgeStore(settings.data_dir, settings.collection)
+    return EdgeStore(settings.data_dir, settings.collection, settings.min_free_bytes)

@@ -122,6 +122,9 @@ class ServerStore:
                 )
         return created
 
+    def ensure_room(self, bytes_needed: int) -> None:
+        """The server manages its own disk and answers a full one with an error."""
+
     @guarded(is_transient)
     def upsert(
         self, points: Sequence[models.PointStruct], condition: models.Filter | None = None
