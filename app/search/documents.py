@@ -41,7 +41,7 @@ class DocumentReader:
             return False
         if self.verifier is None:
             return True
-        dropped = self.verifier.statuses(principal.user, [ref])
+        dropped = self.verifier.statuses(principal.user, [ref], self.verifier.budget())
         if dropped.get(ref) == "missing" and self.forget_missing is not None:
             self.forget_missing([ref])
         return ref not in dropped
