@@ -16,6 +16,11 @@ from app.store.base import Hit, Store
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 
 
+# What ranking, grouping and verify read from a candidate; the rest of the payload (the text
+# above all) is read for the page shown only.
+CANDIDATE_KEYS = (fields.DOC_TYPE, fields.DOC_ID, fields.MODIFIED_AT)
+
+
 class Algorithm(StrEnum):
     HYBRID = "hybrid"
     SEMANTIC = "semantic"
@@ -94,6 +99,7 @@ class Semantic(SearchAlgorithm):
             filter=where,
             limit=depth,
             score_threshold=score_threshold,
+            payload_keys=CANDIDATE_KEYS,
         )
 
 
@@ -116,6 +122,7 @@ class Bm25(SearchAlgorithm):
             filter=where,
             limit=depth,
             score_threshold=score_threshold,
+            payload_keys=CANDIDATE_KEYS,
         )
 
 
@@ -166,6 +173,7 @@ class Hybrid(SearchAlgorithm):
             filter=where,
             limit=depth,
             score_threshold=score_threshold,
+            payload_keys=CANDIDATE_KEYS,
         )
 
 
@@ -191,4 +199,5 @@ class Browse(SearchAlgorithm):
             ),
             filter=where,
             limit=depth,
+            payload_keys=CANDIDATE_KEYS,
         )

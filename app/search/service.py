@@ -162,7 +162,7 @@ class SearchService:
         ranked, exhausted = self._fill_page(
             algorithm, encoded, principal, where, query, verification
         )
-        page = ranked[query.offset : query.offset + query.limit]
+        page = self._with_payloads(ranked[query.offset : query.offset + query.limit])
         visible = where.excluding(verification.dropped_keys)
         total = self._total_found(algorithm, visible, query, ranked, exhausted)
         facets = self._facets(visible) if query.include_facets else None
@@ -219,6 +219,14 @@ class SearchService:
             if len(ranked) >= wanted or exhausted or depth >= MAX_DEPTH:
                 return ranked, exhausted
             depth = min(MAX_DEPTH, depth * 2)
+
+    def _with_payloads(self, page: list[Hit]) -> list[Hit]:
+        """The page's hits with their whole payloads (candidates carry CANDIDATE_KEYS only);
+        a point deleted since it was ranked leaves the page."""
+        if not page:
+            return page
+        stored = {hit.id: hit.payload for hit in self.store.retrieve([hit.id for hit in page])}
+        return [Hit(hit.id, hit.score, stored[hit.id]) for hit in page if hit.id in stored]
 
     @staticmethod
     def _rank(hits: list[Hit], granularity: Granularity, verification: _Verification) -> list[Hit]:

@@ -47,7 +47,10 @@ class Store(Protocol):
         limit: int,
         offset: int = 0,
         score_threshold: float | None = None,
-    ) -> list[Hit]: ...
+        payload_keys: Sequence[str] | None = None,
+    ) -> list[Hit]:
+        """`payload_keys`: only these payload keys on the hits (None: the whole payload)."""
+        ...
 
     def retrieve(self, ids: Sequence[str]) -> list[Hit]: ...
 

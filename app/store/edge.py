@@ -174,6 +174,7 @@ class EdgeStore:
         limit: int,
         offset: int = 0,
         score_threshold: float | None = None,
+        payload_keys: Sequence[str] | None = None,
     ) -> list[Hit]:
         request = qe.QueryRequest(
             limit=limit,
@@ -182,7 +183,7 @@ class EdgeStore:
             prefetches=[translate.prefetch(p) for p in prefetch] or None,
             filter=translate.filter_(filter),
             score_threshold=score_threshold,
-            with_payload=True,
+            with_payload=True if payload_keys is None else list(payload_keys),
         )
         return [_hit(p) for p in self._shard.query(request)]
 

@@ -174,6 +174,7 @@ class ServerStore:
         limit: int,
         offset: int = 0,
         score_threshold: float | None = None,
+        payload_keys: Sequence[str] | None = None,
     ) -> list[Hit]:
         response = self._call(
             lambda: self._client.query_points(
@@ -186,7 +187,7 @@ class ServerStore:
                 limit=limit,
                 offset=offset,
                 score_threshold=score_threshold,
-                with_payload=True,
+                with_payload=True if payload_keys is None else list(payload_keys),
                 consistency=READ_CONSISTENCY,
             )
         )

@@ -302,6 +302,18 @@ def test_store_primitives_agree(stores: Pair) -> None:
         assert stores.edge.facet(key, selector, 100) == stores.server.facet(key, selector, 100)
 
 
+def test_a_query_returns_only_the_payload_keys_asked_for(stores: Pair) -> None:
+    selector = build_filter(ALICE, FilterSpec())
+    order = models.OrderByQuery(order_by=models.OrderBy(key="modified_at"))
+    keys = ("doc_id", "modified_at")
+    full = stores.edge.query(query=order, filter=selector, limit=500)
+    assert len(full) > 10 and all("text" in hit.payload for hit in full)
+    expected = sorted((h.id, {key: h.payload[key] for key in keys}) for h in full)
+    for store in (stores.edge, stores.server):
+        lean = store.query(query=order, filter=selector, limit=500, payload_keys=keys)
+        assert sorted((h.id, h.payload) for h in lean) == expected
+
+
 def test_the_same_search_twice_gives_the_same_order(stores: Pair) -> None:
     """RRF ties are common (ranks 2+5 and 5+2 fuse to one score). The order of tied results must
     not change from one identical request to the next, or paging shows a result twice and
