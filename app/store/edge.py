@@ -25,6 +25,7 @@ from app.store.fields import (
     SPARSE_VECTOR,
     IndexType,
 )
+from app.store.memo import ReadMemo
 
 DEFAULT_MIN_FREE_BYTES = 256 * 2**20  # a few WAL segments (32 MiB each) and segment growth
 CONFIG_FILE = "edge_config.json"  # written by Qdrant Edge: marks a directory as a shard
@@ -44,6 +45,10 @@ def _config() -> qe.EdgeConfig:
 def _hit(point: Any) -> Hit:
     score = getattr(point, "score", 0.0)
     return Hit(id=str(point.id), score=float(score), payload=dict(point.payload or {}))
+
+
+def _key(filter: models.Filter | None) -> str:
+    return "" if filter is None else filter.model_dump_json()
 
 
 def _point_struct(record: Any) -> models.PointStruct:
@@ -96,6 +101,10 @@ class EdgeStore:
         self._min_free_bytes = min_free_bytes
         self._shard = _open_shard(self._path)
         self._write_lock = threading.Lock()
+        # Counts and facets scan every point under their filter; a search asks the same ones
+        # for every query text (they depend on the filter only), and this process sees every
+        # write (the directory is locked to it), so they are kept until the next write.
+        self._memo = ReadMemo()
         try:
             self.created_indexes = self._ensure_payload_indexes()
         except IndexConflict:
@@ -161,7 +170,10 @@ class EdgeStore:
         already accepted may use."""
         self._check_room(self._min_free_bytes // 2)
         with self._write_lock:
-            self._shard.update(operation)
+            try:
+                self._shard.update(operation)
+            finally:
+                self._memo.invalidate()
 
     @guarded()
     def query(
@@ -227,14 +239,18 @@ class EdgeStore:
 
     @guarded()
     def count(self, filter: models.Filter | None = None) -> int:
-        return self._shard.count(qe.CountRequest(exact=True, filter=translate.filter_(filter)))
+        request = qe.CountRequest(exact=True, filter=translate.filter_(filter))
+        return self._memo.get(("count", _key(filter)), lambda: self._shard.count(request))
 
     @guarded()
     def facet(self, key: str, filter: models.Filter, limit: int) -> dict[str, int]:
-        response = self._shard.facet(
-            qe.FacetRequest(key=key, limit=limit, exact=True, filter=translate.filter_(filter))
-        )
-        return {str(hit.value): hit.count for hit in response}
+        edge_filter = translate.filter_(filter)
+        request = qe.FacetRequest(key=key, limit=limit, exact=True, filter=edge_filter)
+
+        def read() -> dict[str, int]:
+            return {str(hit.value): hit.count for hit in self._shard.facet(request)}
+
+        return dict(self._memo.get(("facet", key, limit, _key(filter)), read))
 
     def optimize(self) -> bool:
         """Merge segments and build the HNSW graph. Blocks and holds the GIL for minutes at

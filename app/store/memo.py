@@ -1,0 +1,39 @@
+"""Answers of whole-filter reads (counts, facets) kept until the next write. Only for a store
+that sees every write to its data (the embedded shard: its directory is locked to one process),
+so a kept answer is always the exact answer the engine would give now."""
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class ReadMemo:
+    def __init__(self, size: int = 1024) -> None:
+        self._size = size
+        self._answers: OrderedDict[Hashable, object] = OrderedDict()
+        self._generation = 0
+        self._lock = threading.Lock()
+
+    def invalidate(self) -> None:
+        """After every write: nothing read before it is kept."""
+        with self._lock:
+            self._generation += 1
+            self._answers.clear()
+
+    def get(self, key: Hashable, read: Callable[[], T]) -> T:
+        """The kept answer for `key`, or `read()` (kept unless a write came while it ran)."""
+        with self._lock:
+            if key in self._answers:
+                self._answers.move_to_end(key)
+                return self._answers[key]  # type: ignore[return-value]
+            generation = self._generation
+        answer = read()
+        with self._lock:
+            if generation == self._generation:
+                self._answers[key] = answer
+                if len(self._answers) > self._size:
+                    self._answers.popitem(last=False)
+        return answer

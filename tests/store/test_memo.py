@@ -1,0 +1,72 @@
+"""Kept counts and facets are always the engine's current answer: every write forgets them."""
+
+import threading
+from pathlib import Path
+
+from qdrant_client import models
+
+from app.store.edge import EdgeStore
+from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
+from app.store.memo import ReadMemo
+
+TAGGED = models.Filter(must=[models.FieldCondition(key="tag", match=models.MatchValue(value="a"))])
+
+
+def point(n: int, tag: str) -> models.PointStruct:
+    return models.PointStruct(
+        id=f"00000000-0000-0000-0000-{n:012d}",
+        vector={
+            DENSE_VECTOR: [1.0] + [0.0] * 383,
+            SPARSE_VECTOR: models.SparseVector(indices=[n], values=[1.0]),
+        },
+        payload={"tag": tag, "owner": f"o{n % 2}"},
+    )
+
+
+def test_every_kind_of_write_changes_the_next_count_and_facet(tmp_path: Path) -> None:
+    store = EdgeStore(tmp_path, "c")
+    try:
+        store.upsert([point(n, "a") for n in range(3)])
+        assert store.count(TAGGED) == 3
+        assert store.facet("owner", TAGGED, 10) == {"o0": 2, "o1": 1}
+        store.upsert([point(3, "a")])
+        assert store.count(TAGGED) == 4
+        assert store.facet("owner", TAGGED, 10) == {"o0": 2, "o1": 2}
+        store.set_payload(
+            {"tag": "b"}, models.Filter(must=[models.HasIdCondition(has_id=[point(0, "a").id])])
+        )
+        assert store.count(TAGGED) == 3
+        assert store.facet("owner", TAGGED, 10) == {"o0": 1, "o1": 2}
+        store.delete(TAGGED)
+        assert store.count(TAGGED) == 0
+        assert store.facet("owner", TAGGED, 10) == {}
+        assert store.count() == 1
+    finally:
+        store.close()
+
+
+def test_an_answer_read_while_a_write_came_is_not_kept() -> None:
+    memo = ReadMemo()
+    reading, written = threading.Event(), threading.Event()
+
+    def slow_read() -> int:
+        reading.set()
+        written.wait(5)
+        return 1  # what the engine held before the write
+
+    reader = threading.Thread(target=lambda: memo.get("k", slow_read))
+    reader.start()
+    reading.wait(5)
+    memo.invalidate()
+    written.set()
+    reader.join(5)
+    assert memo.get("k", lambda: 2) == 2
+
+
+def test_the_oldest_answer_goes_first_when_full() -> None:
+    memo = ReadMemo(size=2)
+    memo.get("a", lambda: 1)
+    memo.get("b", lambda: 2)
+    memo.get("a", lambda: 0)  # used again: now the newest
+    memo.get("c", lambda: 3)
+    assert (memo.get("a", lambda: 0), memo.get("b", lambda: 0)) == (1, 0)
