@@ -15,7 +15,6 @@ from app.store import fields
 from app.store.base import Hit, Store
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 
-
 # What ranking, grouping and verify read from a candidate; the rest of the payload (the text
 # above all) is read for the page shown only.
 CANDIDATE_KEYS = (fields.DOC_TYPE, fields.DOC_ID, fields.MODIFIED_AT)
