@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from app.filters.models import AppliedFilters, FilterFields, FilterParams
-from app.filters.spec import format_timestamp
+from app.filters.spec import FilterSpec, format_timestamp
 from app.search.algorithms import Algorithm, FusionMethod
 from app.search.context import MAX_CONTEXT
 from app.search.projection import Projection
@@ -78,18 +78,7 @@ class SearchBody(FilterFields):
     )
 
     def to_query(self) -> SearchQuery:
-        return SearchQuery(
-            text=self.query,
-            algorithm=self.algorithm,
-            fusion=self.fusion,
-            granularity=self.granularity,
-            limit=self.limit,
-            offset=self.offset,
-            score_threshold=self.score_threshold,
-            spec=self.to_spec(),
-            include_facets=self.include_facets,
-            min_relevance=self.min_relevance,
-        )
+        return search_query(self, self.to_spec(), self.min_relevance)
 
 
 class VectorVizBody(SearchBody):
@@ -112,17 +101,25 @@ class VizParams(FilterParams):
     include_facets: bool = False
 
     def to_query(self) -> SearchQuery:
-        return SearchQuery(
-            text=self.query,
-            algorithm=self.algorithm,
-            fusion=self.fusion,
-            granularity=self.granularity,
-            limit=self.limit,
-            offset=self.offset,
-            score_threshold=self.score_threshold,
-            spec=self.filters().to_spec(),
-            include_facets=self.include_facets,
-        )
+        return search_query(self, self.filters().to_spec())
+
+
+def search_query(
+    asked: SearchBody | VizParams, spec: FilterSpec, min_relevance: float | None = None
+) -> SearchQuery:
+    """The search a request asks for, from the fields the body and the query parameters share."""
+    return SearchQuery(
+        text=asked.query,
+        algorithm=asked.algorithm,
+        fusion=asked.fusion,
+        granularity=asked.granularity,
+        limit=asked.limit,
+        offset=asked.offset,
+        score_threshold=asked.score_threshold,
+        spec=spec,
+        include_facets=asked.include_facets,
+        min_relevance=min_relevance,
+    )
 
 
 class SearchResult(BaseModel):
