@@ -166,15 +166,11 @@ def _name_document(message: str, loc: tuple[Any, ...], body: Any) -> str:
     return f"document {inner[1]} ({name}): {message}"
 
 
+# The code of an HTTP error the framework raises, as the error class of its status names it.
 _HTTP_CODES = {
-    400: "invalid_request",
-    401: "unauthenticated",
-    403: "forbidden",
-    404: "not_found",
-    405: "method_not_allowed",
-    413: "payload_too_large",
-    503: "not_ready",
-}
+    error.status_code: error.code
+    for error in (InvalidRequest, Unauthenticated, Forbidden, NotFound, PayloadTooLarge, NotReady)
+} | {405: "method_not_allowed"}
 
 
 _METHODS = ("DELETE", "GET", "PATCH", "POST", "PUT")
