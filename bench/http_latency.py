@@ -10,11 +10,12 @@ times and reports medians, with ratios against the unfiltered hybrid baseline of
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import httpx
 
 from app.cli import DEMO_CORPUS
 from app.filters.spec import parse_modified_timestamp
+from bench.demo_server import free_port
 
 QUERIES = [
     "quarterly budget review",
@@ -35,12 +37,6 @@ QUERIES = [
     "security audit findings",
     "pasta recipe with garlic",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def scenarios() -> dict[str, dict[str, Any]]:
@@ -82,15 +78,21 @@ def timed_search(client: httpx.Client, base: str, body: dict[str, Any]) -> float
     return (time.perf_counter() - started) * 1000
 
 
-def main() -> None:
+def parse_arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data-dir", default="bench/.data/demo")
     parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
-    keys = Path(args.data_dir).parent / "bench-keys.json"
+    return parser.parse_args()
+
+
+@contextmanager
+def demo_service(data_dir: str) -> Iterator[tuple[str, float]]:
+    """`serve` on a free port over the demo data directory (the corpus loaded first if needed):
+    its base URL and the seconds from its start until /readyz answered 200."""
+    keys = Path(data_dir).parent / "bench-keys.json"
     keys.parent.mkdir(parents=True, exist_ok=True)
     keys.write_text(json.dumps({"bench": {"sub": "dev", "groups": ["demo"], "scope": "search"}}))
-    env = os.environ | {"SEARCH_DATA_DIR": args.data_dir, "SEARCH_API_KEYS_FILE": str(keys)}
+    env = os.environ | {"SEARCH_DATA_DIR": data_dir, "SEARCH_API_KEYS_FILE": str(keys)}
     subprocess.run([sys.executable, "-m", "app", "demo"], env=env, check=True)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -102,12 +104,17 @@ def main() -> None:
         stderr=subprocess.DEVNULL,
     )
     try:
-        cold_start = wait_ready(base, started)
-        print(f"cold start to /readyz 200: {cold_start:.1f} s")
-        report(base, args.rounds)
+        yield base, wait_ready(base, started)
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def main() -> None:
+    args = parse_arguments()
+    with demo_service(args.data_dir) as (base, cold_start):
+        print(f"cold start to /readyz 200: {cold_start:.1f} s")
+        report(base, args.rounds)
 
 
 def report(base: str, rounds: int) -> None:

@@ -9,15 +9,9 @@ calls (what an assistant's MCP client pays). Reports medians.
     .venv/bin/python -m bench.mcp_latency [--data-dir DIR] [--rounds 5]
 """
 
-import argparse
 import asyncio
-import json
-import os
 import statistics
-import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,16 +19,10 @@ import httpx2
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from bench.http_latency import QUERIES, free_port, scenarios, wait_ready
+from bench.http_latency import QUERIES, demo_service, parse_arguments, scenarios, timed_search
 
 HEADERS = {"Authorization": "Bearer bench"}
 MCP_HEADERS = HEADERS | {"Accept": "application/json, text/event-stream"}
-
-
-def timed_http(client: httpx.Client, base: str, body: dict[str, Any]) -> float:
-    started = time.perf_counter()
-    client.post(f"{base}/api/v1/search", json=body).raise_for_status()
-    return (time.perf_counter() - started) * 1000
 
 
 def timed_rpc(client: httpx.Client, base: str, arguments: dict[str, Any]) -> float:
@@ -61,7 +49,7 @@ async def samples(base: str, bodies: list[dict[str, Any]]) -> list[tuple[float, 
     ):
         with httpx.Client(headers=HEADERS, timeout=30) as client:
             for body in bodies:
-                plain = timed_http(client, base, body)
+                plain = timed_search(client, base, body)
                 rpc = timed_rpc(client, base, body)
                 started = time.perf_counter()
                 result = await sdk.call_tool("search", body)
@@ -84,29 +72,9 @@ def report(base: str, rounds: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--data-dir", default="bench/.data/demo")
-    parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
-    keys = Path(args.data_dir).parent / "bench-keys.json"
-    keys.parent.mkdir(parents=True, exist_ok=True)
-    keys.write_text(json.dumps({"bench": {"sub": "dev", "groups": ["demo"], "scope": "search"}}))
-    env = os.environ | {"SEARCH_DATA_DIR": args.data_dir, "SEARCH_API_KEYS_FILE": str(keys)}
-    subprocess.run([sys.executable, "-m", "app", "demo"], env=env, check=True)
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_ready(base, time.perf_counter())
+    args = parse_arguments()
+    with demo_service(args.data_dir) as (base, _):
         report(base, args.rounds)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 if __name__ == "__main__":
