@@ -202,6 +202,14 @@ class Topic:
     card_titles: tuple[str, ...] = ()
     news_titles: tuple[str, ...] = ()
 
+    def title_templates(self, doc_type: str) -> tuple[str, ...]:
+        """The titles for a doc_type: deck cards and news items have their own (or none)."""
+        if doc_type == "deck_card":
+            return self.card_titles
+        if doc_type == "news_item":
+            return self.news_titles
+        return self.titles
+
 
 TOPICS: tuple[Topic, ...] = (
     Topic(
@@ -1822,6 +1830,10 @@ def word_count(sentences: list[str]) -> int:
     return sum(len(sentence.split()) for sentence in sentences)
 
 
+def count_long(drafts: list[Draft]) -> int:
+    return sum(1 for draft in drafts if word_count(draft.sentences) >= LONG_MIN_WORDS)
+
+
 def weighted_choice(rng: random.Random, options: tuple[tuple[str, int], ...]) -> str:
     values = [value for value, _ in options]
     weights = [weight for _, weight in options]
@@ -1916,12 +1928,7 @@ def make_file_path(rng: random.Random, topic: Topic, context: dict[str, str], ti
 
 def topic_order(rng: random.Random, doc_type: str, count: int) -> list[Topic]:
     """Round-robin over the topics that suit a doc_type, shuffled afresh each round."""
-    if doc_type == "deck_card":
-        eligible = [topic for topic in TOPICS if topic.card_titles]
-    elif doc_type == "news_item":
-        eligible = [topic for topic in TOPICS if topic.news_titles]
-    else:
-        eligible = list(TOPICS)
+    eligible = [topic for topic in TOPICS if topic.title_templates(doc_type)]
     order: list[Topic] = []
     while len(order) < count:
         round_topics = list(eligible)
@@ -1934,13 +1941,7 @@ def make_draft(rng: random.Random, doc_type: str, number: int, topic: Topic) -> 
     span = int((END - START).total_seconds())
     modified = START + timedelta(seconds=rng.randint(0, span))
     context = make_context(rng, modified.year)
-    if doc_type == "deck_card":
-        templates = topic.card_titles
-    elif doc_type == "news_item":
-        templates = topic.news_titles
-    else:
-        templates = topic.titles
-    title = rng.choice(templates).format_map(context)
+    title = rng.choice(topic.title_templates(doc_type)).format_map(context)
     bank = [sentence.format_map(context) for sentence in topic.sentences]
     long = rng.random() < LONG_PROBABILITY[doc_type]
     sentences = pick_sentences(rng, bank, doc_type, long)
@@ -2077,7 +2078,7 @@ def validate(drafts: list[Draft]) -> None:
     for prefix in ("/Projects/", "/Projects-old/", "/Archive/Projects/"):
         if not any(path.startswith(prefix) for path in paths):
             _fail(f"no file under {prefix}")
-    long_docs = sum(1 for draft in drafts if word_count(draft.sentences) >= LONG_MIN_WORDS)
+    long_docs = count_long(drafts)
     if long_docs < 10:
         _fail(f"only {long_docs} long documents")
 
@@ -2098,7 +2099,7 @@ def main() -> None:
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(serialize(drafts), encoding="utf-8", newline="\n")
     counts = Counter(draft.doc_type for draft in drafts)
-    long_docs = sum(1 for draft in drafts if word_count(draft.sentences) >= LONG_MIN_WORDS)
+    long_docs = count_long(drafts)
     print(f"wrote {len(drafts)} documents to {output}")
     print("by doc_type: " + ", ".join(f"{name}={counts[name]}" for name, _ in DOC_TYPE_COUNTS))
     print(f"long documents (>= {LONG_MIN_WORDS} words): {long_docs}")
