@@ -67,6 +67,20 @@ def demo_server(data_dir: Path, ready_timeout: float = 180) -> Iterator[DemoServ
             process.wait(timeout=30)
 
 
+@contextmanager
+def running_demo(data_dir: Path) -> Iterator[DemoServer]:
+    """The demo ASTROLABE_DEMO="<base URL> <token>" names (one already running), else a fresh
+    one: the corpus loaded into `data_dir`, then served."""
+    given = os.environ.get("ASTROLABE_DEMO", "").split()
+    if len(given) == 2:
+        base, token = given
+        yield DemoServer(base=base, token=token, link=f"{base}/viz#token={token}")
+        return
+    load_demo(data_dir)
+    with demo_server(data_dir) as server:
+        yield server
+
+
 def _wait_until_ready(
     process: subprocess.Popen[bytes], log_path: Path, port: int, timeout: float
 ) -> DemoServer:

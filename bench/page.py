@@ -7,28 +7,16 @@ Loads the demo into a temporary directory and starts `serve --dev` (or uses ASTR
 "<base URL> <token>" for a demo already running)."""
 
 import argparse
-import os
 import statistics
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
 
-from bench.demo_server import DemoServer, demo_server, load_demo
+from bench.chromium import launch_chromium
+from bench.demo_server import DemoServer, running_demo
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 QUERIES = [
     "quarterly budget",
     "garden",
@@ -46,20 +34,6 @@ WAIT_RENDERED = (
     " return a.dataset.rendered && a.dataset.rendered !== b; }"
 )
 NEXT_PAINT = "() => new Promise((done) => requestAnimationFrame(() => done(performance.now())))"
-
-
-@contextmanager
-def running_demo() -> Iterator[DemoServer]:
-    given = os.environ.get("ASTROLABE_DEMO", "").split()
-    if len(given) == 2:
-        base, token = given
-        yield DemoServer(base=base, token=token, link=f"{base}/viz#token={token}")
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        data_dir = Path(tmp) / "data"
-        load_demo(data_dir)
-        with demo_server(data_dir) as server:
-            yield server
 
 
 def search(page: Page, query: str) -> float:
@@ -104,8 +78,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--screenshots", type=Path, help="write the README screenshots here")
     args = parser.parse_args()
-    with running_demo() as server, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_demo(Path(tmp) / "data") as server,
+        sync_playwright() as playwright,
+    ):
+        browser = launch_chromium(playwright)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         started = time.perf_counter()
         times = measure(page, server)

@@ -1,26 +1,15 @@
 """Headless Chromium (Debian's, never a downloaded build) and the demo service for page tests."""
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Request, sync_playwright
 
-from bench.demo_server import DemoServer, demo_server, load_demo
+from bench.chromium import CHROMIUM, launch_chromium
+from bench.demo_server import DemoServer, running_demo
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 LOOPBACK = {"127.0.0.1"}
 
 
@@ -34,7 +23,7 @@ def browser() -> Iterator[Browser]:
             " run scripts/setup.sh as root, or `sudo apt-get install chromium`"
         )
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        launched = launch_chromium(playwright)
         yield launched
         launched.close()
 
@@ -43,14 +32,7 @@ def browser() -> Iterator[Browser]:
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
     """One service with the demo corpus for a whole test module (loading takes minutes).
     ASTROLABE_DEMO="<base URL> <token>" points the tests at a demo already running instead."""
-    running = os.environ.get("ASTROLABE_DEMO", "").split()
-    if len(running) == 2:
-        base, token = running
-        yield DemoServer(base=base, token=token, link=f"{base}/viz#token={token}")
-        return
-    data_dir = tmp_path_factory.mktemp("demo") / "data"
-    load_demo(data_dir)
-    with demo_server(data_dir) as server:
+    with running_demo(tmp_path_factory.mktemp("demo") / "data") as server:
         yield server
 
 
