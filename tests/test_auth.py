@@ -7,7 +7,6 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,19 +18,11 @@ from app.auth import ApiKeysFileError, Authenticator, Principal, load_api_keys
 from app.config import Settings
 from app.embeddings.dense import HashingEncoder
 from app.main import build_authenticator, create_app
-from tests.helpers import JWT_SECRET, auth, doc, envelope, index, running_app
+from tests.helpers import JWT_SECRET, auth, doc, envelope, running_app
 
 SEARCH = "/api/v1/search"
 OTHER = "another-secret-that-is-long-enough-for-hs256"
 DOCUMENT = "/api/v1/documents/note/1"
-
-
-@pytest.fixture(scope="module")
-def app_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    """One app for the read-only error cases of this module; it holds document note:1."""
-    with running_app(tmp_path_factory.mktemp("auth") / "data", HashingEncoder()) as client:
-        index(client, doc("1", "the only document"))
-        yield client
 
 
 def bearer(value: str) -> dict[str, str]:

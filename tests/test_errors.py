@@ -10,18 +10,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.embeddings.dense import HashingEncoder
-from tests.helpers import auth, doc, envelope, index, running_app
+from tests.helpers import auth, doc, envelope, running_app
 
 SEARCH = "/api/v1/search"
 DOCUMENT = "/api/v1/documents/note/1"
-
-
-@pytest.fixture(scope="module")
-def app_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    """One app for the read-only error cases of this module; it holds document note:1."""
-    with running_app(tmp_path_factory.mktemp("errors") / "data", HashingEncoder()) as client:
-        index(client, doc("1", "the only document"))
-        yield client
 
 
 # --- 400 ------------------------------------------------------------------------------------
