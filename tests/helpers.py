@@ -1,7 +1,6 @@
 """Shared test helpers: a running app on a temp data dir, tokens, documents."""
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from app.auth import Authenticator, Principal
 from app.config import Settings
 from app.embeddings.dense import DenseEncoder, HashingEncoder
 from app.main import create_app
+from bench.demo_server import free_port
 
 JWT_SECRET = "test-secret-that-is-long-enough-for-hs256"
 BOTH = "search index"
@@ -172,9 +172,7 @@ def envelope(response: Response, status: int, code: str, field: str | None = Non
 def start_serve(data_dir: Path, keys: Path, **env: str) -> tuple[subprocess.Popen[bytes], str]:
     """The real `serve` command in a subprocess on a free loopback port, once /readyz is 200;
     its log goes to `serve.log` beside the data directory."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     environ = os.environ | {"SEARCH_DATA_DIR": str(data_dir), "SEARCH_API_KEYS_FILE": str(keys)}
     with (data_dir.parent / "serve.log").open("ab") as log:
         process = subprocess.Popen(

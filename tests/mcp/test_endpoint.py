@@ -5,7 +5,6 @@ the HTTP API's words, tokens."""
 
 import asyncio
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
@@ -30,6 +29,7 @@ from app.config import Settings
 from app.embeddings.dense import DenseEncoder, HashingEncoder, MiniLMEncoder
 from app.main import create_app
 from app.search.models import SearchBody
+from bench.demo_server import free_port
 from tests.helpers import JWT_SECRET, auth, token
 from tests.search.test_verify_on_read import NOTES, Source, source  # noqa: F401 (the fixture)
 
@@ -97,12 +97,6 @@ class Service:
         return in_own_loop(run)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def served(data_dir: Path, dense: DenseEncoder, **settings: Any) -> Iterator[Service]:
     """The app under uvicorn on a free loopback port, ready to answer."""
@@ -111,7 +105,7 @@ def served(data_dir: Path, dense: DenseEncoder, **settings: Any) -> Iterator[Ser
         authenticator=Authenticator(JWT_SECRET, {}),
         dense=dense,
     )
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, name="mcp-test-server")
     thread.start()

@@ -5,7 +5,6 @@ foreign one, a Qdrant server that is not there."""
 import hashlib
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 from app.cli import EXIT_DATA_DIR_IN_USE, EXIT_DATA_DIR_UNUSABLE, EXIT_ENGINE_UNAVAILABLE
 from app.store.edge import CONFIG_FILE, EdgeStore
 from app.store.errors import DataDirectoryInUse, DataDirectoryUnusable
+from bench.demo_server import free_port
 
 
 def serve(tmp_path: Path, data_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -88,9 +88,7 @@ def test_a_foreign_directory_is_refused_and_left_as_it_was(tmp_path: Path, kind:
 
 
 def test_an_unreachable_qdrant_server_exits_with_one_line(tmp_path: Path) -> None:
-    with socket.socket() as sock:  # a port nobody listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # nobody listens on it
     result = serve(tmp_path, tmp_path / "data", SEARCH_QDRANT_URL=f"http://127.0.0.1:{port}")
     assert result.returncode == EXIT_ENGINE_UNAVAILABLE
     # the retries are logged as they happen; then one line says why the start failed

@@ -2,7 +2,6 @@
 status follows from the error class (503 `engine_unavailable`, 500 `engine_error` without the
 engine's words)."""
 
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +13,14 @@ from app.errors import ServiceError, Unavailable
 from app.store.edge import EdgeStore
 from app.store.errors import EngineUnavailable, IndexConflict, StoreError
 from app.store.translate import UntranslatableError
+from bench.demo_server import free_port
 from tests.helpers import auth, doc, envelope, index, running_app
 from tests.store.test_congruence import server_store
 
 
 def dead_url() -> str:
     """A local port nothing listens on: connections are refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{free_port()}"
 
 
 class BrokenShard:

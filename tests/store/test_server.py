@@ -2,7 +2,6 @@
 local mode (no Qdrant server binary runs here) and on a closed loopback port."""
 
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from app.store.errors import EngineFailed, EngineUnavailable
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from app.store.retry import with_retries
 from app.store.server import ServerStore
+from bench.demo_server import free_port
 from tests.helpers import auth, doc, envelope, index, running_app
 
 pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
@@ -223,9 +223,7 @@ def failing_qdrant(status: int) -> Iterator[str]:
 
 
 def test_an_unreachable_server_stops_the_start_with_one_line() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    url = f"http://127.0.0.1:{free_port()}"  # nobody listens on it
     with pytest.raises(EngineUnavailable) as stopped:
         ServerStore(url, None, "c", timeout=2)
     assert str(stopped.value).startswith(f"cannot reach Qdrant at {url}")
