@@ -10,9 +10,7 @@ the GPU box is not measured here.
 import argparse
 import json
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,26 +20,19 @@ from app.embeddings.sparse import Bm25Encoder
 from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.store.edge import EdgeStore
+from bench.loopback import JsonHandler, loopback_server
 
 BATCH = 16  # documents per indexing batch, as the queue takes them
 
 
-class _Instant(BaseHTTPRequestHandler):
+class _Instant(JsonHandler):
     encoder = HashingEncoder()
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         vectors = self.encoder.encode(body["input"])
         data = [{"index": i, "embedding": v} for i, v in enumerate(vectors)]
-        raw = json.dumps({"data": data}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+        self.send_json(200, json.dumps({"data": data}).encode())
 
 
 def _documents(count: int) -> list[dict[str, Any]]:
@@ -64,11 +55,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--documents", type=int, default=2000)
     args = parser.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Instant)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    encoder = RemoteEncoder(f"http://127.0.0.1:{server.server_address[1]}/v1", "hashing")
-    with tempfile.TemporaryDirectory() as directory:
+    with loopback_server(_Instant) as base, tempfile.TemporaryDirectory() as directory:
+        encoder = RemoteEncoder(f"{base}/v1", "hashing")
         store = EdgeStore(Path(directory), "bench")
         indexer = Indexer(store, encoder, Bm25Encoder())
         documents = _documents(args.documents)
@@ -79,9 +67,7 @@ def main() -> None:
             chunks += sum(indexer.index(jobs).values())
         seconds = time.perf_counter() - started
         store.close()
-    encoder.close()
-    server.shutdown()
-    server.server_close()
+        encoder.close()
     print(
         json.dumps(
             {

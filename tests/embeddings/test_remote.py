@@ -2,11 +2,9 @@
 the real MiniLM's vectors (good case) or another model's (mismatch), and can fail on request."""
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,8 @@ from app.embeddings.remote import (
     reference_probe_vector,
 )
 from app.main import create_app
+from bench.demo_server import free_port
+from bench.loopback import JsonHandler, loopback_server
 from tests.helpers import JWT_SECRET, auth, doc
 
 Embed = Callable[[list[str]], list[list[float]]]
@@ -46,7 +46,7 @@ class FakeServer:
 def embedding_server(embed: Embed, fail_with: list[int] | None = None) -> Iterator[FakeServer]:
     state = FakeServer(embed, list(fail_with or []))
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             state.requests.append(
@@ -62,33 +62,15 @@ def embedding_server(embed: Embed, fail_with: list[int] | None = None) -> Iterat
             self._answer(200, {"object": "list", "data": data[::-1], "model": body["model"]})
 
         def _answer(self, status: int, body: dict[str, Any]) -> None:
-            raw = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
+            self.send_json(status, json.dumps(body).encode())
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with loopback_server(Handler) as base:
+        state.url = f"{base}/v1"
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 def _closed_port_url() -> str:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
-    port = server.server_address[1]
-    server.server_close()
-    return f"http://127.0.0.1:{port}/v1"
+    return f"http://127.0.0.1:{free_port()}/v1"
 
 
 def _wrong_model(texts: list[str]) -> list[list[float]]:

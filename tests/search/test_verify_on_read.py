@@ -1,5 +1,6 @@
 """Verify-on-read against a real HTTP endpoint of a fake source system, in a thread."""
 
+import contextlib
 import json
 import threading
 import time
@@ -7,7 +8,6 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 
 from app.embeddings.dense import HashingEncoder
 from app.search.verify import MAX_ROUNDS
+from bench.loopback import JsonHandler, loopback_server
 from tests.helpers import auth, doc, ids, index, running_app, search
 
 VERIFY_TOKEN = "verify-shared-secret"
@@ -59,11 +60,8 @@ class Source:
             ]
 
 
-def handler_for(source: Source) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
+def handler_for(source: Source) -> type[JsonHandler]:
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             body = json.loads(raw)
@@ -97,21 +95,13 @@ def handler_for(source: Source) -> type[BaseHTTPRequestHandler]:
                 payload = json.dumps(answer).encode()
             else:
                 payload = json.dumps(source.answer(body)).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-            except OSError:
-                pass  # the service gave up waiting (timeout): nobody is listening any more
+            # OSError: the service gave up waiting (timeout): nobody is listening any more
+            with contextlib.suppress(OSError):
+                self.send_json(status, payload)
 
         def trickle(self, payload: bytes) -> None:
             try:
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
+                self.send_json_headers(200, len(payload))
                 self.wfile.flush()
                 for byte in payload:
                     time.sleep(1.0)
@@ -126,16 +116,9 @@ def handler_for(source: Source) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def source() -> Iterator[Source]:
     state = Source()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(state))
-    thread = threading.Thread(target=server.serve_forever, name="verify-source", daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/verify"
-    try:
+    with loopback_server(handler_for(state)) as base:
+        state.url = f"{base}/verify"
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
 
 
 def verifying_app(

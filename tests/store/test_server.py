@@ -2,10 +2,8 @@
 local mode (no Qdrant server binary runs here) and on a closed loopback port."""
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from app.store.retry import with_retries
 from app.store.server import ServerStore
 from bench.demo_server import free_port
+from bench.loopback import JsonHandler, loopback_server
 from tests.helpers import auth, doc, envelope, index, running_app
 
 pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
@@ -197,29 +196,15 @@ def test_other_errors_are_not_retried() -> None:
 def failing_qdrant(status: int) -> Iterator[str]:
     """A loopback server answering every request like a Qdrant that fails with `status`."""
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(JsonHandler):
         def _fail(self) -> None:
             raw = json.dumps({"status": {"error": "secret internals"}, "time": 0.0}).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
+            self.send_json(status, raw)
 
         do_GET = do_POST = do_PUT = _fail
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with loopback_server(Handler) as base:
+        yield base
 
 
 def test_an_unreachable_server_stops_the_start_with_one_line() -> None:
