@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from app.state import AppState
+    from app.store.base import Store
 
 EXIT_REFUSED = 2  # the configuration does not allow a start
 EXIT_STARTUP_FAILED = 3  # uvicorn's code for a failed start
@@ -24,6 +25,9 @@ EXIT_DATA_DIR_IN_USE = 4
 EXIT_DATA_DIR_UNUSABLE = 5
 EXIT_ENGINE_UNAVAILABLE = 6
 GRACEFUL_SECONDS = 10  # in-flight requests get this long after SIGTERM; then they are cut
+NO_OPTIMIZE_HELP = (
+    "do not build the HNSW index at the end, even past SEARCH_HNSW_THRESHOLD chunks outside it"
+)
 DEMO_CORPUS = Path(__file__).resolve().parent / "demo" / "corpus.jsonl"
 
 
@@ -70,6 +74,9 @@ def _serve(args: argparse.Namespace) -> int:
     from app.store.open import open_store
 
     store = open_store(settings)  # here, not in the lifespan: a refusal is one line, not a trace
+    warning = unindexed_warning(store, settings.hnsw_threshold)
+    if warning:
+        logging.getLogger("astrolabe.serve").warning(warning)
     return _run_server(
         create_app(settings, authenticator=authenticator, dense=dense, store=store), args
     )
@@ -95,9 +102,12 @@ def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:
     return 0 if server.started else EXIT_STARTUP_FAILED
 
 
-def _index_locally(documents: Iterator[dict[str, object]], total: int, label: str) -> int:
-    """Index straight into the store (no server): validate, accept, embed, with a progress bar.
-    The embedded engine locks its directory, so run this while `serve` is stopped."""
+def _index_locally(
+    documents: Iterator[dict[str, object]], total: int, label: str, optimize: bool
+) -> int:
+    """Index straight into the store (no server): validate, accept, embed, with a progress bar;
+    then build the HNSW index if enough chunks are outside it (`optimize`). The embedded engine
+    locks its directory, so run this while `serve` is stopped."""
     from tqdm import tqdm
 
     from app.embeddings.choose import open_dense_encoder
@@ -122,6 +132,8 @@ def _index_locally(documents: Iterator[dict[str, object]], total: int, label: st
             f"indexed {total} documents, {chunks} chunks in {seconds:.1f} s"
             f" ({chunks / max(seconds, 1e-9):.1f} chunks/s)"
         )
+        if optimize:
+            _optimize_if_worth_it(store, settings.hnsw_threshold, chunks)
     finally:
         store.close()
     return 0
@@ -144,7 +156,7 @@ def _demo(args: argparse.Namespace) -> int:
     if not args.force and _already_indexed(documents):
         print(f"demo corpus already loaded ({len(documents)} documents); --force reloads it")
         return 0
-    return _index_locally(iter(documents), len(documents), "demo corpus")
+    return _index_locally(iter(documents), len(documents), "demo corpus", not args.no_optimize)
 
 
 def _already_indexed(documents: list[dict[str, object]]) -> bool:
@@ -167,7 +179,7 @@ def _ingest(args: argparse.Namespace) -> int:
     if not found:
         print("no readable files found", file=sys.stderr)
         return 1
-    return _index_locally(iter(found), len(found), "ingest")
+    return _index_locally(iter(found), len(found), "ingest", not args.no_optimize)
 
 
 def _migrate(args: argparse.Namespace) -> int:
@@ -231,26 +243,61 @@ def _export_model(args: argparse.Namespace) -> int:
 def _optimize(args: argparse.Namespace) -> int:
     """Merge segments and build the HNSW index of the embedded engine, offline: it blocks the
     process (GIL held) for minutes at 100k chunks, so `serve` never does it."""
-    from app.store.edge import EdgeStore
     from app.store.open import open_store
 
     store = open_store(Settings())
     try:
-        if not isinstance(store, EdgeStore):
+        if store.vector_index() is None:
             print("nothing to do: a Qdrant server builds its indexes by itself")
             return 0
-        before = store.segments()
-        started = time.perf_counter()
-        store.optimize()
-        after = store.segments()
-        print(
-            f"optimized in {time.perf_counter() - started:.1f} s: {before['segments']} -> "
-            f"{after['segments']} segments, {after['indexed_vectors']} of {after['points']}"
-            " vectors in an HNSW index"
-        )
+        _build_hnsw(store)
     finally:
         store.close()
     return 0
+
+
+def _optimize_if_worth_it(store: "Store", threshold: int, written: int) -> None:
+    """After a bulk load: build the HNSW index once the chunks outside it are enough to make
+    an exact scan slow (SEARCH_HNSW_THRESHOLD, measured in docs/deployment.md). The chunks just
+    written are all outside it (the engine's estimate misses re-sent ones)."""
+    index = store.vector_index()
+    if index is None:
+        return
+    outside = max(index.plain, written)
+    if outside < max(threshold, 1):
+        return
+    print(
+        f"{outside} chunks are outside the HNSW index (threshold {threshold}): building it"
+        " (skip with --no-optimize)",
+        flush=True,
+    )
+    _build_hnsw(store)
+
+
+def _build_hnsw(store: "Store") -> None:
+    from app.store.edge import EdgeStore
+
+    if not isinstance(store, EdgeStore):
+        return
+    started = time.perf_counter()
+    store.optimize()
+    index = store.vector_index()
+    print(
+        f"optimized in {time.perf_counter() - started:.1f} s: {index.hnsw} chunks in an HNSW"
+        f" index, {index.plain} outside it"
+    )
+
+
+def unindexed_warning(store: "Store", threshold: int) -> str | None:
+    """The line `serve` logs at start when searches scan many chunks exactly."""
+    index = store.vector_index()
+    if index is None or index.plain < max(threshold, 1):
+        return None
+    return (
+        f"{index.plain} of {index.plain + index.hnsw} chunks are not in an HNSW index (threshold"
+        f" {threshold}): searches scan them exactly; stop serve and run `astrolabe-search"
+        " optimize` to index them"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -265,9 +312,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     ingest = commands.add_parser("ingest", help="index files and folders from disk")
     ingest.add_argument("paths", nargs="+")
     ingest.add_argument("--owner", default="dev", help="owner of the ingested documents")
+    ingest.add_argument("--no-optimize", action="store_true", help=NO_OPTIMIZE_HELP)
     ingest.set_defaults(run=_ingest)
     demo = commands.add_parser("demo", help="load the bundled demo corpus")
     demo.add_argument("--force", action="store_true", help="re-index even if already loaded")
+    demo.add_argument("--no-optimize", action="store_true", help=NO_OPTIMIZE_HELP)
     demo.set_defaults(run=_demo)
     migrate = commands.add_parser(
         "migrate", help="copy the embedded index to a Qdrant server (no re-embedding)"

@@ -41,6 +41,15 @@ class StatusResponse(BaseModel):
     queue_depth: int = Field(description="Accepted documents waiting in the indexer's queue.")
     max_pending: int = Field(description="Past this queue depth, ingest answers 429.")
     indexing_rate: float = Field(description="Documents indexed per second over the last minute.")
+    hnsw_chunks: int | None = Field(
+        description="Embedded engine: chunks whose dense vectors are in an HNSW index (estimated"
+        " from the engine's counters). Null on a Qdrant server, which indexes by itself."
+    )
+    unindexed_chunks: int | None = Field(
+        description="Embedded engine: chunks outside the HNSW index, which searches scan exactly"
+        " until `astrolabe-search optimize` (an underestimate after deletes or re-sends). Null on"
+        " a Qdrant server."
+    )
     supported_algorithms: list[str]
     supported_fusions: list[str]
     supported_search_types: list[str] = Field(description="Algorithms again (the app reads it).")
@@ -49,6 +58,7 @@ class StatusResponse(BaseModel):
     @classmethod
     def of(cls, settings: Settings, services: Services) -> "StatusResponse":
         counts = services.ingest.counts()
+        index = services.store.vector_index()
         algorithms = [a.value for a in Algorithm]
         return cls(
             version=__version__,
@@ -63,6 +73,8 @@ class StatusResponse(BaseModel):
             queue_depth=services.ingest.queue.depth,
             max_pending=services.ingest.queue.max_pending,
             indexing_rate=services.ingest.queue.rate(),
+            hnsw_chunks=None if index is None else index.hnsw,
+            unindexed_chunks=None if index is None else index.plain,
             supported_algorithms=algorithms,
             supported_fusions=[f.value for f in FusionMethod],
             supported_search_types=algorithms,

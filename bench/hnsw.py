@@ -1,12 +1,20 @@
 """Plain segments vs HNSW (`optimize()`), and why searches are slower right after a bulk load.
 
-On a fresh copy of a tier's points, in one process: load through the store layer, then time
-the engine side of hybrid and dense searches (access rule only, ~5 %, one folder) and dense
-recall@10 against an exact scan (numpy) at each step: right after the load, after `flush()`,
-after a reopen, after `optimize()` (timed, with a watchdog thread that measures how long the
-GIL stays held), and after a reopen of the optimized shard.
+One process, every comparison interleaved query by query (so a busy machine slows both sides
+alike and the ratios hold):
 
-    .venv/bin/python -m bench.hnsw --tier 100k"""
+1. load the tier's points through the store layer into shard A (timed);
+2. flush A, copy its directory to B and open B (the GIL hold of the load is measured); probe A
+   ("right after bulk load") against B ("after reopen");
+3. optimize A (timed, with a watchdog thread measuring the longest GIL hold), copy it to C and
+   open C; probe B ("plain") against A ("optimized, in the process that optimized") and C
+   ("optimized, after reopen"), plus search-param variants on C.
+
+A probe times, per scenario (access rule only, ~5 %, one folder): the service's hybrid search
+(engine side, in-process), dense limit 10 and limit 100 (engine only, no payload), with dense
+recall@10 and recall@100 against an exact scan (numpy) of the same filter.
+
+    .venv/bin/python -m bench.hnsw --tier 100k --data /work/bench-data"""
 
 import argparse
 import json
@@ -14,16 +22,24 @@ import shutil
 import statistics
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import qdrant_edge as qe
+from qdrant_client import models
 
+from app.store import translate
 from app.store.edge import EdgeStore
+from app.store.fields import DENSE_VECTOR
 from bench.corpus import load_vaswani
 from bench.peers.engines import Ours, Where
 from bench.peers.measure import exact_dense
-from bench.prepare import COLLECTION, model_encoder, read_peer_files, tier_dir, upsert_points
+from bench.prepare import COLLECTION, TIERS, model_encoder, prepare_files, read_peer_files
+from bench.prepare import upsert_points as load_points
 from bench.service import scenarios
 
 SCENARIOS = ["hybrid, access rule only", "hybrid, ~5 % (category)", "hybrid, one folder (0.1 %)"]
@@ -55,73 +71,151 @@ class GilWatch:
         self._thread.join()
 
 
-def probe(store: EdgeStore, points: list[dict[str, Any]], vectors: np.ndarray,
-          texts: list[str], query_vectors: np.ndarray) -> dict[str, Any]:  # fmt: skip
-    engine = Ours(store)
-    ids = [str(p["id"]) for p in points]
-    result: dict[str, Any] = {"store": store.segments()}
-    for name in SCENARIOS:
-        where = Where.from_body(scenarios()[name])
-        mask = np.array([where.matches(p) for p in points])
-        for q in range(3):
-            engine.hybrid(query_vectors[q], texts[q], where, 10)
-        hybrid, dense, recall = [], [], []
-        for text, vector in zip(texts, query_vectors, strict=True):
-            started = time.perf_counter()
-            engine.hybrid(vector, text, where, 10)
-            hybrid.append((time.perf_counter() - started) * 1000)
-            started = time.perf_counter()
-            found = engine.dense(vector, where, 10)
-            dense.append((time.perf_counter() - started) * 1000)
-            exact = {ids[r] for r in exact_dense(vectors, mask, vector, 10)}
-            recall.append(len(exact & set(found)) / len(exact) if exact else 1.0)
-        result[name] = {
-            "hybrid_p50": round(statistics.median(hybrid), 2),
-            "dense_p50": round(statistics.median(dense), 2),
-            "dense_recall@10": round(statistics.mean(recall), 3),
-        }
+@dataclass
+class Side:
+    """One thing to time: a store, and the search params of its dense queries."""
+
+    store: EdgeStore
+    params: qe.SearchParams | None = None
+    hybrid: bool = True  # the service's hybrid path (no params: it runs as the service does)
+
+
+@dataclass
+class Workload:
+    points: list[dict[str, Any]]
+    vectors: np.ndarray
+    texts: list[str]
+    query_vectors: np.ndarray
+
+
+def dense_ids(side: Side, vector: np.ndarray, flt: Any, limit: int) -> list[str]:
+    request = qe.QueryRequest(
+        limit=limit,
+        query=translate.query(models.NearestQuery(nearest=vector.tolist()), DENSE_VECTOR),
+        filter=translate.filter_(flt),
+        with_payload=False,
+        params=side.params,
+    )
+    return [str(p.id) for p in side.store._shard.query(request)]
+
+
+def timed(run: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = run()
+    return (time.perf_counter() - started) * 1000, result
+
+
+def recall(found: list[str], exact: set[str]) -> float:
+    return len(exact & set(found)) / len(exact) if exact else 1.0
+
+
+def summary(row: dict[str, list[float]]) -> dict[str, float]:
+    """Medians of the timings, means of the recalls."""
+    return {
+        key: round(statistics.mean(v) if key.startswith("recall") else statistics.median(v), 3)
+        for key, v in row.items()
+    }
+
+
+def probe(sides: dict[str, Side], work: Workload) -> dict[str, Any]:
+    ids = [str(p["id"]) for p in work.points]
+    engines = {name: Ours(side.store) for name, side in sides.items()}
+    result: dict[str, Any] = {name: {"store": s.store.segments()} for name, s in sides.items()}
+    for scenario in SCENARIOS:
+        where = Where.from_body(scenarios()[scenario])
+        mask = np.array([where.matches(p) for p in work.points])
+        flt = next(iter(engines.values()))._filter(where)
+        samples: dict[str, dict[str, list[float]]] = {name: {} for name in sides}
+        for q, (text, vector) in enumerate(zip(work.texts, work.query_vectors, strict=True)):
+            exact10 = {ids[r] for r in exact_dense(work.vectors, mask, vector, 10)}
+            exact100 = {ids[r] for r in exact_dense(work.vectors, mask, vector, 100)}
+            for name, side in sides.items():
+                if q < 3:  # warm-up, not recorded
+                    dense_ids(side, vector, flt, 100)
+                    continue
+                row = samples[name]
+                if side.hybrid:
+                    engine = engines[name]
+                    ms, _ = timed(partial(engine.hybrid, vector, text, where, 10))
+                    row.setdefault("hybrid_ms", []).append(ms)
+                ms, found = timed(partial(dense_ids, side, vector, flt, 10))
+                row.setdefault("dense10_ms", []).append(ms)
+                row.setdefault("recall@10", []).append(recall(found, exact10))
+                ms, found = timed(partial(dense_ids, side, vector, flt, 100))
+                row.setdefault("dense100_ms", []).append(ms)
+                row.setdefault("recall@100", []).append(recall(found, exact100))
+        for name, row in samples.items():
+            result[name][scenario] = summary(row) | {"matching_points": int(mask.sum())}
     return result
+
+
+def disk_mib(path: Path) -> float:
+    return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
+
+
+def reopen_copy(store: EdgeStore, source: Path, target: Path) -> tuple[EdgeStore, float]:
+    """Flush `store`, copy its directory and open the copy; the longest GIL hold of the open."""
+    store._shard.flush()
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target)
+    with GilWatch() as watch:
+        copy = EdgeStore(target.parent, COLLECTION)
+    return copy, round(watch.longest, 3)
+
+
+def run(tier: str, data: Path, queries: int) -> dict[str, Any]:
+    docs, all_queries, qrels = load_vaswani()
+    out = prepare_files(data, TIERS[tier], docs, model_encoder(data / "cache", hashing=False))
+    points, vectors = read_peer_files(out)
+    texts = [all_queries[q] for q in sorted(all_queries) if q in qrels][:queries]
+    query_vectors = model_encoder(data / "cache", hashing=False).encode_array(texts)
+    work = Workload(points, vectors, texts, query_vectors)
+    scratch = out / "hnsw"
+    shutil.rmtree(scratch, ignore_errors=True)
+    paths = {k: scratch / k / COLLECTION for k in ("a", "b", "c")}
+    steps: dict[str, Any] = {"tier": tier, "points": len(points), "queries": len(texts) - 3}
+    a = EdgeStore(paths["a"].parent, COLLECTION)
+    steps["load_s"], _ = timed(lambda: load_points(a, points, vectors))
+    steps["load_s"] = round(steps["load_s"] / 1000, 1)
+    print(f"{tier}: loaded in {steps['load_s']} s", flush=True)
+    b, steps["plain_load_gil_hold_s"] = reopen_copy(a, paths["a"], paths["b"])
+    steps["bulk load vs reopen"] = probe(
+        {"right after bulk load": Side(a), "after reopen": Side(b)}, work
+    )
+    steps["disk_mib_plain"] = disk_mib(paths["b"])
+    print(f"{tier}: probed bulk load vs reopen", flush=True)
+    with GilWatch() as watch:
+        started = time.perf_counter()
+        a.optimize()
+        steps["optimize_s"] = round(time.perf_counter() - started, 1)
+    steps["optimize_longest_gil_hold_s"] = round(watch.longest, 2)
+    print(f"{tier}: optimized in {steps['optimize_s']} s", flush=True)
+    c, steps["optimized_load_gil_hold_s"] = reopen_copy(a, paths["a"], paths["c"])
+    steps["disk_mib_optimized"] = disk_mib(paths["c"])
+    steps["plain vs optimized"] = probe(
+        {
+            "plain": Side(b),
+            "optimized, same process": Side(a),
+            "optimized, after reopen": Side(c),
+            "optimized, hnsw_ef=200": Side(c, qe.SearchParams(hnsw_ef=200), hybrid=False),
+            "optimized, exact": Side(c, qe.SearchParams(exact=True), hybrid=False),
+        },
+        work,
+    )
+    for store in (a, b, c):
+        store.close()
+    shutil.rmtree(scratch, ignore_errors=True)
+    return steps
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tier", default="100k")
-    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--queries", type=int, default=93)
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parent / ".data")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args()
-    out = tier_dir(args.data, args.tier)
-    points, vectors = read_peer_files(out)
-    _, queries, qrels = load_vaswani()
-    texts = [queries[q] for q in sorted(queries) if q in qrels][: args.queries]
-    query_vectors = model_encoder(args.data / "cache", hashing=False).encode_array(texts)
-    work = out / "hnsw"
-    shutil.rmtree(work, ignore_errors=True)
-    steps: dict[str, Any] = {}
-    store = EdgeStore(work, COLLECTION)
-    started = time.perf_counter()
-    upsert_points(store, points, vectors)
-    steps["load_s"] = round(time.perf_counter() - started, 1)
-    print(f"loaded in {steps['load_s']} s", flush=True)
-    steps["after bulk load"] = probe(store, points, vectors, texts, query_vectors)
-    store.close()
-    store = EdgeStore(work, COLLECTION)
-    steps["after reopen"] = probe(store, points, vectors, texts, query_vectors)
-    with GilWatch() as watch:
-        started = time.perf_counter()
-        store.optimize()
-        steps["optimize_s"] = round(time.perf_counter() - started, 1)
-    steps["optimize_longest_gil_hold_s"] = round(watch.longest, 2)
-    print(f"optimized in {steps['optimize_s']} s", flush=True)
-    steps["after optimize"] = probe(store, points, vectors, texts, query_vectors)
-    store.close()
-    store = EdgeStore(work, COLLECTION)
-    steps["optimized, after reopen"] = probe(store, points, vectors, texts, query_vectors)
-    store.close()
-    steps["disk_mib_optimized"] = round(
-        sum(f.stat().st_size for f in work.rglob("*") if f.is_file()) / 2**20, 1
-    )
-    shutil.rmtree(work, ignore_errors=True)
+    steps = run(args.tier, args.data, args.queries)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"hnsw-{args.tier}.json").write_text(json.dumps(steps, indent=1))
     print(json.dumps(steps, indent=1))

@@ -122,6 +122,16 @@ def prepare(
     return prepared
 
 
+def prepare_files(root: Path, tier: Tier, docs: dict[str, str], encoder: CachedEncoder) -> Path:
+    """Only the tier's points as plain files (no data directory), unless they are there: what
+    `bench.hnsw` loads itself."""
+    out = tier_dir(root, tier.name)
+    if not (out / "points.jsonl").exists() or not (out / "dense.f32").exists():
+        chunks, vectors = build_points(tier, docs, encoder)
+        write_peer_files(out, chunks, vectors)
+    return out
+
+
 def load_store(data_dir: Path, points: list[dict[str, Any]], vectors: np.ndarray) -> float:
     store = EdgeStore(data_dir, COLLECTION)
     started = time.perf_counter()

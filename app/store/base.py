@@ -17,6 +17,15 @@ class Hit:
     payload: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class VectorIndex:
+    """Where the chunks' dense vectors are: in an HNSW graph, or in plain segments that a
+    search scans exactly (their cost grows with their size)."""
+
+    hnsw: int
+    plain: int
+
+
 class Store(Protocol):
     backend: str
 
@@ -61,5 +70,9 @@ class Store(Protocol):
     def count(self, filter: models.Filter | None = None) -> int: ...
 
     def facet(self, key: str, filter: models.Filter, limit: int) -> dict[str, int]: ...
+
+    def vector_index(self) -> VectorIndex | None:
+        """None: the engine builds its HNSW index by itself (a Qdrant server)."""
+        ...
 
     def close(self) -> None: ...

@@ -11,7 +11,7 @@ from qdrant_client import models
 
 from app.embeddings.dense import DIMENSION
 from app.store import translate
-from app.store.base import Hit
+from app.store.base import Hit, VectorIndex
 from app.store.errors import (
     DataDirectoryInUse,
     DataDirectoryUnusable,
@@ -267,6 +267,19 @@ class EdgeStore:
         100k points: for an offline window (`astrolabe-search optimize`), never from `serve`."""
         with self._write_lock:
             return bool(self._shard.optimize())
+
+    @guarded()
+    def vector_index(self) -> VectorIndex:
+        """Estimated from the engine's counters: every chunk has both vectors, sparse vectors
+        are always indexed, so the dense vectors in HNSW graphs are the indexed vectors past one
+        per chunk. Deleted and replaced points stay counted until the next optimize, so after
+        deletes or re-sends this under-reports the plain part (never over-reports it)."""
+        has_dense = qe.CountRequest(
+            exact=True, filter=qe.Filter(must=[qe.HasVectorCondition(DENSE_VECTOR)])
+        )
+        chunks = self._memo.get(("dense vectors",), lambda: self._shard.count(has_dense))
+        hnsw = min(chunks, max(0, self._shard.info().indexed_vectors_count - chunks))
+        return VectorIndex(hnsw=hnsw, plain=chunks - hnsw)
 
     def segments(self) -> dict[str, int]:
         info = self._shard.info()

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from qdrant_client import QdrantClient, models
 
 from app.config import Settings
-from app.store.base import Hit
+from app.store.base import Hit, VectorIndex
 from app.store.cluster import READ_CONSISTENCY, WRITE_ORDERING, CollectionLayout, check_collection
 from app.store.errors import EngineFailed, EngineUnavailable, IndexConflict, StoreError, guarded
 from app.store.fields import DENSE_VECTOR, PAYLOAD_INDEXES, IndexType
@@ -266,6 +266,9 @@ class ServerStore:
             )
         )
         return {str(hit.value): hit.count for hit in response.hits}
+
+    def vector_index(self) -> VectorIndex | None:
+        return None  # the server indexes in the background by itself
 
     def close(self) -> None:
         self._client.close()

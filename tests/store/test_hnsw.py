@@ -1,0 +1,161 @@
+"""A shard with a real HNSW graph (past the engine's indexing threshold of ~6,700 vectors):
+writes after `optimize()` land in plain segments beside it, and every answer stays right; the
+status and the estimate of what is indexed follow."""
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from qdrant_client import models
+
+from app.embeddings.dense import HashingEncoder
+from app.store.edge import EdgeStore
+from app.store.fields import DENSE_VECTOR, DOC_KEY, KIND, KIND_CHUNK, SPARSE_VECTOR
+from tests.helpers import auth, running_app
+
+INDEXED = 7_000  # above the engine's indexing threshold (10,000 KB of 384-d float32 vectors)
+DIM = 384
+
+
+def _vectors(rng: np.random.Generator, count: int) -> np.ndarray:
+    """Unit vectors with a low intrinsic dimension (as text embeddings have), so the graph
+    search finds a point from its own vector."""
+    basis = np.random.default_rng(0).standard_normal((12, DIM))
+    vectors = rng.standard_normal((count, 12)) @ basis
+    normalised: np.ndarray = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return normalised.astype(np.float32)
+
+
+def _point_id(n: int) -> str:
+    return f"00000000-0000-0000-0000-{n:012d}"
+
+
+def _points(ns: range, vectors: np.ndarray, version: int = 0) -> list[models.PointStruct]:
+    return [
+        models.PointStruct(
+            id=_point_id(n),
+            vector={
+                DENSE_VECTOR: vector.tolist(),
+                SPARSE_VECTOR: models.SparseVector(indices=[n % 50], values=[1.0]),
+            },
+            payload={KIND: KIND_CHUNK, DOC_KEY: f"doc{n}", "group": n % 20, "version": version},
+        )
+        for n, vector in zip(ns, vectors, strict=True)
+    ]
+
+
+@pytest.fixture(scope="module")
+def optimized(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data directory holding INDEXED chunks, optimized once for the module (a few seconds)."""
+    root = tmp_path_factory.mktemp("hnsw")
+    store = EdgeStore(root, "c")
+    vectors = _vectors(np.random.default_rng(1), INDEXED)
+    for start in range(0, INDEXED, 1_000):
+        ns = range(start, start + 1_000)
+        store.upsert(_points(ns, vectors[start : start + 1_000]))
+    assert store.vector_index().plain == INDEXED
+    store.optimize()
+    store.close()
+    np.save(root / "vectors.npy", vectors)
+    return root
+
+
+def _copy(optimized: Path, root: Path) -> Path:
+    shutil.copytree(optimized / "c", root / "c")
+    return root
+
+
+@pytest.fixture
+def store(optimized: Path, tmp_path: Path) -> Iterator[EdgeStore]:
+    opened = EdgeStore(_copy(optimized, tmp_path), "c")
+    yield opened
+    opened.close()
+
+
+def _top(store: EdgeStore, vector: np.ndarray, flt: models.Filter | None = None) -> list[str]:
+    hits = store.query(
+        query=models.NearestQuery(nearest=vector.tolist()),
+        using=DENSE_VECTOR,
+        filter=flt,
+        limit=10,
+    )
+    return [hit.id for hit in hits]
+
+
+def _group(value: int) -> models.Filter:
+    return models.Filter(
+        must=[models.FieldCondition(key="group", match=models.MatchValue(value=value))]
+    )
+
+
+def test_optimize_builds_the_graph_and_the_estimate_counts_it(store: EdgeStore) -> None:
+    assert store.vector_index().hnsw == INDEXED
+    assert store.vector_index().plain == 0
+
+
+def test_writes_after_optimize_are_found_and_deleted_or_replaced_ones_never_are(
+    store: EdgeStore, optimized: Path
+) -> None:
+    indexed = np.load(optimized / "vectors.npy")
+    rng = np.random.default_rng(2)
+    new = _vectors(rng, 50)
+    store.upsert(_points(range(INDEXED, INDEXED + 50), new))
+    assert store.vector_index().plain == 50  # new points only: the estimate is exact
+
+    deleted = range(0, 50)
+    store.delete(
+        models.Filter(must=[models.HasIdCondition(has_id=[_point_id(n) for n in deleted])])
+    )
+    resent = range(100, 150)
+    replaced = _vectors(rng, 50)
+    store.upsert(_points(resent, replaced, version=1))
+
+    assert store.count() == INDEXED  # +50 new, -50 deleted
+    for n, vector in zip(range(INDEXED, INDEXED + 50), new, strict=True):
+        assert _top(store, vector)[0] == _point_id(n)
+        assert _top(store, vector, _group(n % 20))[0] == _point_id(n)
+    for n in deleted:
+        assert _point_id(n) not in _top(store, indexed[n])
+        assert _point_id(n) not in _top(store, indexed[n], _group(n % 20))
+    for n, vector in zip(resent, replaced, strict=True):
+        hits = store.query(
+            query=models.NearestQuery(nearest=vector.tolist()), using=DENSE_VECTOR, limit=10
+        )
+        assert hits[0].id == _point_id(n) and hits[0].payload["version"] == 1
+        assert hits[0].score == pytest.approx(1.0, abs=1e-4)
+        old = store.query(
+            query=models.NearestQuery(nearest=indexed[n].tolist()), using=DENSE_VECTOR, limit=10
+        )
+        stale = [h for h in old if h.id == _point_id(n)]
+        assert all(h.score < 0.999 for h in stale)  # the old vector is gone with the old version
+    for n in range(200, 260):  # untouched points of the graph are still found
+        assert _top(store, indexed[n])[0] == _point_id(n)
+        assert all(int(_id[-12:]) % 20 == n % 20 for _id in _top(store, indexed[n], _group(n % 20)))
+
+    # Deleted and replaced points stay in the engine's counters: the plain part is a lower bound.
+    assert store.vector_index().plain <= 100
+    store.optimize()
+    for n, vector in zip(resent, replaced, strict=True):
+        assert _top(store, vector)[0] == _point_id(n)
+    for n in deleted:
+        assert _point_id(n) not in _top(store, indexed[n])
+
+
+def test_status_reports_indexed_and_unindexed_chunks(optimized: Path, tmp_path: Path) -> None:
+    store = EdgeStore(_copy(optimized, tmp_path), "c")
+    store.upsert(_points(range(INDEXED, INDEXED + 30), _vectors(np.random.default_rng(3), 30)))
+    store.close()
+    with running_app(tmp_path, HashingEncoder(), collection="c") as client:
+        status = client.get("/api/v1/status", headers=auth()).json()
+    assert (status["hnsw_chunks"], status["unindexed_chunks"]) == (INDEXED, 30)
+    assert status["chunks"] == INDEXED + 30
+
+
+@pytest.mark.filterwarnings("ignore:Payload indexes have no effect")
+def test_status_on_a_qdrant_server_reports_no_estimate(tmp_path: Path) -> None:
+    with running_app(tmp_path, HashingEncoder(), qdrant_url=":memory:") as client:
+        status = client.get("/api/v1/status", headers=auth()).json()
+    assert status["backend"] == "server"
+    assert status["hnsw_chunks"] is None and status["unindexed_chunks"] is None
