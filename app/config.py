@@ -36,7 +36,7 @@ class Settings(BaseSettings):
     min_free_bytes: int = Field(default=256 * 2**20, ge=0)
     # Embedded engine: past this many chunks outside the HNSW index, `ingest` and `demo` build
     # it when they finish and `serve` warns at start (docs/deployment.md has the measurements).
-    hnsw_threshold: int = Field(default=20_000, ge=0)
+    hnsw_threshold: int = Field(default=10_000, ge=0)
     max_pending: int = Field(default=10_000, ge=1)
     max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     # An OpenAI-compatible embedding server (`{url}/embeddings`); unset or empty: the local model.

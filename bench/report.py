@@ -202,6 +202,10 @@ def depth_table() -> list[str]:
     return lines
 
 
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}" if value >= 1 else f"{value:.2f}"
+
+
 def hnsw_table() -> list[str]:
     lines = []
     for tier in TIERS:
@@ -210,30 +214,29 @@ def hnsw_table() -> list[str]:
             continue
         steps = json.loads(path.read_text())
         lines += [
-            f"**{tier}** (`bench.hnsw --tier {tier}`): load {steps['load_s']} s,"
-            f" `optimize()` {steps['optimize_s']} s with the GIL held for up to"
-            f" {steps['optimize_longest_gil_hold_s']} s at a stretch; disk after it"
-            f" {steps['disk_mib_optimized']} MiB.",
+            f"**{tier}** (`bench.hnsw --tier {tier}`, {steps['points']:,} points,"
+            f" {steps['queries']} queries, sides interleaved query by query): load"
+            f" {steps['load_s']} s; `optimize()` {steps['optimize_s']} s with the GIL held for up"
+            f" to {steps['optimize_longest_gil_hold_s']} s at a stretch; opening the shard holds"
+            f" it {steps['plain_load_gil_hold_s']} s plain, {steps['optimized_load_gil_hold_s']} s"
+            f" optimized; disk {steps['disk_mib_plain']} MiB plain,"
+            f" {steps['disk_mib_optimized']} MiB optimized.",
             "",
-            "| state | segments / HNSW-indexed vectors | scenario | hybrid p50 ms | dense p50 ms"
-            " | dense recall@10 |",
-            "|---|---|---|---|---|---|",
+            "| state | segments | scenario (matching points) | hybrid p50 ms | dense k=10 p50 ms"
+            " | dense k=100 p50 ms | recall@10 | recall@100 |",
+            "|---|---|---|---|---|---|---|---|",
         ]
-        for state in (
-            "after bulk load",
-            "after reopen",
-            "after optimize",
-            "optimized, after reopen",
-        ):
-            probe = steps[state]
-            store = f"{probe['store']['segments']} / {probe['store']['indexed_vectors']:,}"
-            for name, row in probe.items():
-                if name == "store":
-                    continue
-                lines.append(
-                    f"| {state} | {store} | {name} | {row['hybrid_p50']} | {row['dense_p50']}"
-                    f" | {row['dense_recall@10']} |"
-                )
+        for probe in (steps["bulk load vs reopen"], steps["plain vs optimized"]):
+            for state, rows in probe.items():
+                segments = rows["store"]["segments"]
+                for scenario, row in rows.items():
+                    if scenario == "store":
+                        continue
+                    lines.append(
+                        f"| {state} | {segments} | {scenario} ({row['matching_points']:,})"
+                        f" | {_ms(row.get('hybrid_ms'))} | {_ms(row['dense10_ms'])}"
+                        f" | {_ms(row['dense100_ms'])} | {row['recall@10']} | {row['recall@100']} |"
+                    )
         lines.append("")
     return lines
 
