@@ -3,6 +3,7 @@ filter (`app.filters.conditions`), applied inside the engine on every branch bef
 
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -18,6 +19,7 @@ from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 # What ranking, grouping and verify read from a candidate; the rest of the payload (the text
 # above all) is read for the page shown only.
 CANDIDATE_KEYS = (fields.DOC_TYPE, fields.DOC_ID, fields.MODIFIED_AT)
+NO_PAYLOAD: tuple[str, ...] = ()
 
 
 class Algorithm(StrEnum):
@@ -56,7 +58,8 @@ class QueryEncoder:
 
 
 class SearchAlgorithm(ABC):
-    """Ranks chunks for a query. `candidates` is called with growing `depth` until a page fills."""
+    """Ranks chunks for a query. `candidates` is called with growing `depth` until a page fills;
+    its hits carry `payload_keys` (CANDIDATE_KEYS, or NO_PAYLOAD where nothing reads them)."""
 
     needs_dense = False
     needs_sparse = False
@@ -78,6 +81,7 @@ class SearchAlgorithm(ABC):
         where: Selector,
         depth: int,
         score_threshold: float | None,
+        payload_keys: Sequence[str],
     ) -> list[Hit]: ...
 
 
@@ -91,6 +95,7 @@ class Semantic(SearchAlgorithm):
         where: Selector,
         depth: int,
         score_threshold: float | None,
+        payload_keys: Sequence[str],
     ) -> list[Hit]:
         return self.store.query(
             query=models.NearestQuery(nearest=query.dense or []),
@@ -98,7 +103,7 @@ class Semantic(SearchAlgorithm):
             filter=where,
             limit=depth,
             score_threshold=score_threshold,
-            payload_keys=CANDIDATE_KEYS,
+            payload_keys=payload_keys,
         )
 
 
@@ -112,6 +117,7 @@ class Bm25(SearchAlgorithm):
         where: Selector,
         depth: int,
         score_threshold: float | None,
+        payload_keys: Sequence[str],
     ) -> list[Hit]:
         if query.sparse is None or not query.sparse.indices:
             return []  # only stopwords: no term can match
@@ -121,7 +127,7 @@ class Bm25(SearchAlgorithm):
             filter=where,
             limit=depth,
             score_threshold=score_threshold,
-            payload_keys=CANDIDATE_KEYS,
+            payload_keys=payload_keys,
         )
 
 
@@ -143,6 +149,7 @@ class Hybrid(SearchAlgorithm):
         where: Selector,
         depth: int,
         score_threshold: float | None,
+        payload_keys: Sequence[str],
     ) -> list[Hit]:
         branches = [
             models.Prefetch(
@@ -172,7 +179,7 @@ class Hybrid(SearchAlgorithm):
             filter=where,
             limit=depth,
             score_threshold=score_threshold,
-            payload_keys=CANDIDATE_KEYS,
+            payload_keys=payload_keys,
         )
 
 
@@ -191,6 +198,7 @@ class Browse(SearchAlgorithm):
         where: Selector,
         depth: int,
         score_threshold: float | None,
+        payload_keys: Sequence[str],
     ) -> list[Hit]:
         return self.store.query(
             query=models.OrderByQuery(
@@ -198,5 +206,5 @@ class Browse(SearchAlgorithm):
             ),
             filter=where,
             limit=depth,
-            payload_keys=CANDIDATE_KEYS,
+            payload_keys=payload_keys,
         )

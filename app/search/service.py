@@ -11,6 +11,8 @@ from app.auth import Principal
 from app.filters.conditions import FACET_KEYS, SearchFilter, search_filter
 from app.filters.spec import FilterSpec
 from app.search.algorithms import (
+    CANDIDATE_KEYS,
+    NO_PAYLOAD,
     Algorithm,
     Bm25,
     Browse,
@@ -204,9 +206,18 @@ class SearchService:
         depth = max(BASE_DEPTH, wanted * factor)
         threshold = query.engine_threshold or None
         selector = where.selector(first_chunk=algorithm.per_document)
+        # Browse orders and grouping groups every candidate by its keys; otherwise only the
+        # ones verify asks about need them, fetched then (at 100k chunks, reading the keys of
+        # 100 candidates held the GIL ~0.9 ms against ~3.6 ms for the hybrid query itself).
+        every_key = algorithm.per_document or query.granularity is Granularity.DOCUMENT
+        keys = CANDIDATE_KEYS if every_key else NO_PAYLOAD
         while True:
             hits = algorithm.candidates(
-                query=encoded, where=selector, depth=depth, score_threshold=threshold
+                query=encoded,
+                where=selector,
+                depth=depth,
+                score_threshold=threshold,
+                payload_keys=keys,
             )
             exhausted = len(hits) < depth
             ranked = self._rank(algorithm.ordered(hits), query.granularity, verification)
@@ -228,9 +239,25 @@ class SearchService:
         stored = {hit.id: hit.payload for hit in self.store.retrieve([hit.id for hit in page])}
         return [Hit(hit.id, hit.score, stored[hit.id]) for hit in page if hit.id in stored]
 
-    @staticmethod
-    def _rank(hits: list[Hit], granularity: Granularity, verification: _Verification) -> list[Hit]:
-        kept = [hit for hit in hits if doc_ref(hit) not in verification.dropped]
+    def _with_keys(self, hits: list[Hit]) -> list[Hit]:
+        """The hits with CANDIDATE_KEYS, read for those that came without; a point deleted
+        since it was ranked leaves them."""
+        lacking = [hit.id for hit in hits if not hit.payload]
+        if not lacking:
+            return hits
+        stored = {hit.id: hit.payload for hit in self.store.retrieve(lacking, CANDIDATE_KEYS)}
+        return [
+            hit if hit.payload else Hit(hit.id, hit.score, stored[hit.id])
+            for hit in hits
+            if hit.payload or hit.id in stored
+        ]
+
+    def _rank(
+        self, hits: list[Hit], granularity: Granularity, verification: _Verification
+    ) -> list[Hit]:
+        if not verification.dropped and granularity is Granularity.CHUNK:
+            return hits
+        kept = [hit for hit in self._with_keys(hits) if doc_ref(hit) not in verification.dropped]
         return best_chunk_per_document(kept) if granularity is Granularity.DOCUMENT else kept
 
     def _verify(
@@ -241,7 +268,7 @@ class SearchService:
         source that rejects long runs costs a few rounds, not one per page."""
         if self.verifier is None or verification.budget is None:
             return False
-        window = ranked[: wanted << verification.budget.rounds]
+        window = self._with_keys(ranked[: wanted << verification.budget.rounds])
         unknown = list(
             dict.fromkeys(
                 ref

@@ -58,10 +58,13 @@ class Store(Protocol):
         score_threshold: float | None = None,
         payload_keys: Sequence[str] | None = None,
     ) -> list[Hit]:
-        """`payload_keys`: only these payload keys on the hits (None: the whole payload)."""
+        """`payload_keys`: only these payload keys on the hits (None: the whole payload; empty:
+        no payload, ids and scores only)."""
         ...
 
-    def retrieve(self, ids: Sequence[str]) -> list[Hit]: ...
+    def retrieve(self, ids: Sequence[str], payload_keys: Sequence[str] | None = None) -> list[Hit]:
+        """The points with these ids that exist; `payload_keys` as in `query`."""
+        ...
 
     def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]: ...
 

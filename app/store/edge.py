@@ -47,6 +47,13 @@ def _hit(point: Any) -> Hit:
     return Hit(id=str(point.id), score=float(score), payload=dict(point.payload or {}))
 
 
+def _selector(payload_keys: Sequence[str] | None) -> bool | list[str]:
+    """None: the whole payload; empty: none; else these keys."""
+    if payload_keys is None:
+        return True
+    return list(payload_keys) or False
+
+
 def _key(filter: models.Filter | None) -> str:
     return "" if filter is None else filter.model_dump_json()
 
@@ -198,10 +205,11 @@ class EdgeStore:
             with_payload=False,
         )
         scored = self._shard.query(request)
+        if payload_keys is not None and not payload_keys:
+            return [Hit(id=str(p.id), score=float(p.score), payload={}) for p in scored]
         # Payloads come by id in a second call: a query that selects payload keys pays for the
         # selection per hit (hybrid, 100 hits at 100k points: 6.3 ms against 3.9 ms this way).
-        selector = True if payload_keys is None else list(payload_keys)
-        records = self._shard.retrieve([p.id for p in scored], selector, False)
+        records = self._shard.retrieve([p.id for p in scored], _selector(payload_keys), False)
         payloads = {str(r.id): dict(r.payload or {}) for r in records}
         return [
             Hit(id=id_, score=float(p.score), payload=payloads[id_])
@@ -210,8 +218,9 @@ class EdgeStore:
         ]
 
     @guarded()
-    def retrieve(self, ids: Sequence[str]) -> list[Hit]:
-        return [_hit(p) for p in self._shard.retrieve(list(ids), True, False)]
+    def retrieve(self, ids: Sequence[str], payload_keys: Sequence[str] | None = None) -> list[Hit]:
+        selector = _selector(payload_keys)
+        return [_hit(p) for p in self._shard.retrieve(list(ids), selector, False)]
 
     @guarded()
     def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:

@@ -24,6 +24,13 @@ _SERVER_TYPES = {
 }
 
 
+def _payload_selector(payload_keys: Sequence[str] | None) -> bool | list[str]:
+    """None: the whole payload; empty: none; else these keys."""
+    if payload_keys is None:
+        return True
+    return list(payload_keys) or False
+
+
 def _hit(point: Any) -> Hit:
     return Hit(
         id=str(point.id),
@@ -187,7 +194,7 @@ class ServerStore:
                 limit=limit,
                 offset=offset,
                 score_threshold=score_threshold,
-                with_payload=True if payload_keys is None else list(payload_keys),
+                with_payload=_payload_selector(payload_keys),
                 consistency=READ_CONSISTENCY,
             )
         )
@@ -200,10 +207,13 @@ class ServerStore:
         return prefetch.model_copy(update={"params": self._search_params})
 
     @guarded(is_transient)
-    def retrieve(self, ids: Sequence[str]) -> list[Hit]:
+    def retrieve(self, ids: Sequence[str], payload_keys: Sequence[str] | None = None) -> list[Hit]:
         records = self._call(
             lambda: self._client.retrieve(
-                self._collection, list(ids), with_payload=True, consistency=READ_CONSISTENCY
+                self._collection,
+                list(ids),
+                with_payload=_payload_selector(payload_keys),
+                consistency=READ_CONSISTENCY,
             )
         )
         return [_hit(p) for p in records]

@@ -97,22 +97,27 @@ class Ours:
         )
 
     def hybrid(self, vector: np.ndarray, text: str, where: Where, k: int) -> list[str]:
-        from app.search.algorithms import Encoded
+        from app.search.algorithms import NO_PAYLOAD, Encoded
 
         encoded = Encoded(dense=vector.tolist(), sparse=self.sparse.encode_query(text))
         hits = self._hybrid.candidates(
-            query=encoded, where=self._filter(where), depth=LEG, score_threshold=None
+            query=encoded,
+            where=self._filter(where),
+            depth=LEG,
+            score_threshold=None,
+            payload_keys=NO_PAYLOAD,
         )
         return [h.id for h in self._hybrid.ordered(hits)[:k]]
 
     def dense(self, vector: np.ndarray, where: Where, k: int) -> list[str]:
-        from app.search.algorithms import Encoded
+        from app.search.algorithms import NO_PAYLOAD, Encoded
 
         hits = self._semantic.candidates(
             query=Encoded(dense=vector.tolist()),
             where=self._filter(where),
             depth=k,
             score_threshold=None,
+            payload_keys=NO_PAYLOAD,
         )
         return [h.id for h in hits]
 

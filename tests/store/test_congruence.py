@@ -5,11 +5,11 @@ facets. Plus: EdgeStore restarts idempotently, and translate never drops a condi
 import math
 import random
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import qdrant_edge as qe
@@ -22,7 +22,7 @@ from app.filters.conditions import build_filter
 from app.filters.spec import FilterSpec
 from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
-from app.search.algorithms import Algorithm, FusionMethod, QueryEncoder
+from app.search.algorithms import CANDIDATE_KEYS, Algorithm, FusionMethod, QueryEncoder
 from app.search.service import Granularity, SearchOutcome, SearchQuery, SearchService
 from app.store import translate
 from app.store.base import Hit, Store
@@ -312,6 +312,66 @@ def test_a_query_returns_only_the_payload_keys_asked_for(stores: Pair) -> None:
     for store in (stores.edge, stores.server):
         lean = store.query(query=order, filter=selector, limit=500, payload_keys=keys)
         assert sorted((h.id, h.payload) for h in lean) == expected
+
+
+def test_an_empty_key_list_returns_ids_and_scores_only(stores: Pair) -> None:
+    selector = build_filter(ALICE, FilterSpec())
+    dense = models.NearestQuery(nearest=HashingEncoder().encode(["comet orbit"])[0])
+    for store in (stores.edge, stores.server):
+        full = store.query(query=dense, using=DENSE_VECTOR, filter=selector, limit=50)
+        bare = store.query(
+            query=dense, using=DENSE_VECTOR, filter=selector, limit=50, payload_keys=()
+        )
+        assert len(full) > 10 and all("text" in hit.payload for hit in full)
+        assert [h.id for h in bare] == [h.id for h in full]
+        assert all(close(a.score, b.score) for a, b in zip(bare, full, strict=True))
+        assert all(hit.payload == {} for hit in bare)
+
+
+def test_retrieve_returns_only_the_payload_keys_asked_for(stores: Pair) -> None:
+    selector = build_filter(ALICE, FilterSpec())
+    order = models.OrderByQuery(order_by=models.OrderBy(key="modified_at"))
+    some = stores.edge.query(query=order, filter=selector, limit=5)
+    expected = sorted((h.id, {"doc_id": h.payload["doc_id"]}) for h in some)
+    for store in (stores.edge, stores.server):
+        keyed = store.retrieve([h.id for h in some], ("doc_id",))
+        assert sorted((h.id, h.payload) for h in keyed) == expected
+        assert all("text" in hit.payload for hit in store.retrieve([h.id for h in some]))
+
+
+class KeysAsked:
+    """A store that notes the payload keys every query asks for."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.asked: list[Sequence[str] | None] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def query(self, **request: Any) -> list[Hit]:
+        self.asked.append(request.get("payload_keys"))
+        return self.store.query(**request)
+
+
+@pytest.mark.parametrize("algorithm", [Algorithm.HYBRID, Algorithm.SEMANTIC, Algorithm.BM25])
+def test_chunk_results_are_ranked_without_reading_candidate_payloads(
+    stores: Pair, algorithm: Algorithm
+) -> None:
+    """Nothing reads a chunk candidate's payload but verify (not configured here): the engine
+    is asked for ids and scores, the page's payloads come whole, documents still group."""
+    for store in (stores.edge, stores.server):
+        asking = KeysAsked(store)
+        chunks = SearchQuery(text="comet orbit", algorithm=algorithm, limit=7, offset=3)
+        page = service(cast(Store, asking)).search(ALICE, chunks).hits
+        assert asking.asked == [()]
+        assert len(page) == 7 and all("text" in hit.payload for hit in page)
+        assert [h.id for h in page] == [h.id for h in service(store).search(ALICE, chunks).hits]
+        asking.asked.clear()
+        documents = replace(chunks, granularity=Granularity.DOCUMENT)
+        grouped = service(cast(Store, asking)).search(ALICE, documents).hits
+        assert asking.asked == [CANDIDATE_KEYS]
+        assert len({(h.payload["doc_type"], h.payload["doc_id"]) for h in grouped}) == 7
 
 
 def test_the_same_search_twice_gives_the_same_order(stores: Pair) -> None:
