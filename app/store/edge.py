@@ -1,7 +1,9 @@
 """The embedded engine: one Qdrant Edge shard, persisted under SEARCH_DATA_DIR/<collection>."""
 
+import logging
 import shutil
 import threading
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -10,8 +12,9 @@ import qdrant_edge as qe
 from qdrant_client import models
 
 from app.embeddings.dense import DIMENSION
-from app.store import translate
+from app.store import fields, translate
 from app.store.base import Hit, VectorIndex
+from app.store.doc_facets import MEMBERSHIP, PAYLOAD_KEYS, DocumentFacets
 from app.store.errors import (
     DataDirectoryInUse,
     DataDirectoryUnusable,
@@ -26,6 +29,8 @@ from app.store.fields import (
     IndexType,
 )
 from app.store.memo import ReadMemo
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MIN_FREE_BYTES = 256 * 2**20  # a few WAL segments (32 MiB each) and segment growth
 CONFIG_FILE = "edge_config.json"  # written by Qdrant Edge: marks a directory as a shard
@@ -52,6 +57,16 @@ def _selector(payload_keys: Sequence[str] | None) -> bool | list[str]:
     if payload_keys is None:
         return True
     return list(payload_keys) or False
+
+
+def _point_key(id_: object) -> str:
+    """A point id as the engine spells it back (UUIDs in canonical form)."""
+    if isinstance(id_, int):
+        return str(id_)
+    try:
+        return str(uuid.UUID(str(id_)))
+    except ValueError:
+        return str(id_)
 
 
 def _key(filter: models.Filter | None) -> str:
@@ -98,11 +113,20 @@ def _open_shard(path: Path) -> qe.EdgeShard:
         ) from exc
 
 
+def _documents_in(selector: models.Filter) -> models.Filter:
+    """The points of `selector` the facet index may hold a row for."""
+    return models.Filter(must=[selector, *MEMBERSHIP])
+
+
 class EdgeStore:
     backend = "embedded"
 
     def __init__(
-        self, data_dir: Path, collection: str, min_free_bytes: int = DEFAULT_MIN_FREE_BYTES
+        self,
+        data_dir: Path,
+        collection: str,
+        min_free_bytes: int = DEFAULT_MIN_FREE_BYTES,
+        facet_index: bool = True,
     ) -> None:
         self._path = data_dir / collection
         self._min_free_bytes = min_free_bytes
@@ -112,11 +136,49 @@ class EdgeStore:
         # for every query text (they depend on the filter only), and this process sees every
         # write (the directory is locked to it), so they are kept until the next write.
         self._memo = ReadMemo()
+        # Facets and per-document counts under any filter, from memory, exact after every write
+        # (see doc_facets); filled from the shard in the background, the engine answers until then.
+        self._facets = DocumentFacets()
+        if not facet_index:
+            self._facets.abandon()
+        self._closing = threading.Event()
         try:
             self.created_indexes = self._ensure_payload_indexes()
         except IndexConflict:
             self._shard.close()  # release the directory lock before reporting
             raise
+        self._facet_loader = threading.Thread(
+            target=self._load_facets, name="facet-index", daemon=True
+        )
+        self._facet_loader.start()
+
+    def wait_for_facet_index(self, timeout: float | None = None) -> bool:
+        """Whether facets and document counts come from memory (after the initial load)."""
+        self._facet_loader.join(timeout)
+        return self._facets.ready
+
+    def _load_facets(self) -> None:
+        """Every stored document into the facet index, a page at a time; each page is read and
+        put under the write lock, so writes in between are never lost or undone."""
+        request_filter = translate.filter_(models.Filter(must=list(MEMBERSHIP)))
+        offset: Any = None
+        try:
+            while not self._closing.is_set() and not self._facets.abandoned:
+                with self._write_lock:
+                    if self._closing.is_set():
+                        return
+                    request = qe.ScrollRequest(
+                        offset=offset, limit=256, filter=request_filter, with_payload=PAYLOAD_KEYS
+                    )
+                    records, offset = self._shard.scroll(request)
+                    payloads = {str(r.id): dict(r.payload or {}) for r in records}
+                    self._facets.refresh(payloads, payloads)
+                if offset is None:
+                    self._facets.loaded = True
+                    return
+        except Exception:
+            log.exception("facet index not loaded: facets are counted by the engine")
+            self._facets.abandon()
 
     def _ensure_payload_indexes(self) -> list[str]:
         """Create missing payload indexes; never replace one of another type."""
@@ -160,27 +222,65 @@ class EdgeStore:
             operation = qe.UpdateOperation.upsert_points(
                 [translate.point(p) for p in points], condition=translate.filter_(condition)
             )
-            self._update(operation)
+            self._update(operation, touched=[_point_key(p.id) for p in points])
 
     @guarded()
     def set_payload(self, payload: dict[str, Any], selector: models.Filter) -> None:
         edge_filter = translate.filter_(selector)
-        self._update(qe.UpdateOperation.set_payload_by_filter(edge_filter, payload))
+        # A payload that sets what makes a point a document may add rows: look at every point.
+        reshapes = fields.KIND in payload or fields.CHUNK_INDEX in payload
+        operation = qe.UpdateOperation.set_payload_by_filter(edge_filter, payload)
+        self._update(operation, touched_by=selector if reshapes else _documents_in(selector))
 
     @guarded()
     def delete(self, selector: models.Filter) -> None:
         edge_filter = translate.filter_(selector)
-        self._update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
+        operation = qe.UpdateOperation.delete_points_by_filter(edge_filter)
+        self._update(operation, touched_by=_documents_in(selector))
 
-    def _update(self, operation: qe.UpdateOperation) -> None:
+    def _update(
+        self,
+        operation: qe.UpdateOperation,
+        touched: list[str] | None = None,
+        touched_by: models.Filter | None = None,
+    ) -> None:
         """Every write: refused below the floor (half the reserve), which only the documents
-        already accepted may use."""
+        already accepted may use. The points it may change (`touched`, or those matching
+        `touched_by` before it) are read back into the facet index under the same lock."""
         self._check_room(self._min_free_bytes // 2)
         with self._write_lock:
+            ids = touched if touched is not None else self._ids(touched_by)
             try:
                 self._shard.update(operation)
             finally:
                 self._memo.invalidate()
+                self._refresh_facets(ids)
+
+    def _ids(self, selector: models.Filter | None) -> list[str]:
+        if selector is None:
+            return []
+        ids: list[str] = []
+        offset: Any = None
+        edge_filter = translate.filter_(selector)
+        while True:
+            request = qe.ScrollRequest(
+                offset=offset, limit=1024, filter=edge_filter, with_payload=False
+            )
+            records, offset = self._shard.scroll(request)
+            ids.extend(str(r.id) for r in records)
+            if offset is None:
+                return ids
+
+    def _refresh_facets(self, ids: list[str]) -> None:
+        if not ids or self._facets.abandoned:
+            return
+        try:
+            records = self._shard.retrieve(list[int | uuid.UUID | str](ids), PAYLOAD_KEYS, False)
+            payloads = {str(r.id): dict(r.payload or {}) for r in records}
+            self._facets.refresh(ids, payloads)
+        except Exception:
+            log.exception("facet index out of step: facets are counted by the engine from now on")
+            self._facets.abandon()
 
     @guarded()
     def query(
@@ -258,11 +358,15 @@ class EdgeStore:
 
     @guarded()
     def count(self, filter: models.Filter | None = None) -> int:
+        if filter is not None and (documents := self._facets.count(filter)) is not None:
+            return documents
         request = qe.CountRequest(exact=True, filter=translate.filter_(filter))
         return self._memo.get(("count", _key(filter)), lambda: self._shard.count(request))
 
     @guarded()
     def facet(self, key: str, filter: models.Filter, limit: int) -> dict[str, int]:
+        if (counts := self._facets.facet(key, filter, limit)) is not None:
+            return counts
         edge_filter = translate.filter_(filter)
         request = qe.FacetRequest(key=key, limit=limit, exact=True, filter=edge_filter)
 
@@ -299,6 +403,8 @@ class EdgeStore:
         }
 
     def close(self) -> None:
+        self._closing.set()
+        self._facet_loader.join()
         with self._write_lock:
             self._shard.flush()
             self._shard.close()

@@ -1,0 +1,324 @@
+"""Facets and counts of documents from memory: one row per document (its first chunk) holding
+the indexed payload fields, kept equal to the embedded shard by the store on every write.
+
+The engine counts a facet by walking the postings of every value and checking the whole filter
+per point (~20-130 ms a facet at 100k documents, five of them per faceted search); here a filter
+is a few vectorised passes over (row, value) pairs and a facet one bincount (~1-3 ms). The
+filter is still the one `app.filters` built: this module evaluates the store's filter language
+(must / should / must_not, match value / any, integer ranges) over the rows, and answers None for
+anything it does not know, so the caller asks the engine instead."""
+
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from qdrant_client import models
+
+from app.store import fields
+
+Mask = npt.NDArray[np.bool_]
+
+# Every point that is a document's first chunk, and only those, has a row.
+MEMBERSHIP = (
+    models.FieldCondition(key=fields.KIND, match=models.MatchValue(value=fields.KIND_CHUNK)),
+    models.FieldCondition(key=fields.CHUNK_INDEX, match=models.MatchValue(value=0)),
+)
+KEYWORD_FIELDS = tuple(
+    key for key, kind in fields.PAYLOAD_INDEXES.items() if kind is fields.IndexType.KEYWORD
+)
+INTEGER_FIELDS = tuple(
+    key for key, kind in fields.PAYLOAD_INDEXES.items() if kind is fields.IndexType.INTEGER
+)
+PAYLOAD_KEYS = [*KEYWORD_FIELDS, *INTEGER_FIELDS]
+
+
+_COUNTED = ""  # the rows a refresh adds, beside the fields' pairs
+MASKS_KEPT = 64
+
+
+class Unsupported(Exception):
+    """A filter this index cannot evaluate exactly: the engine answers it."""
+
+
+def _holds(raw: object, value: str | int) -> bool:
+    items = raw if isinstance(raw, list) else [raw]
+    return any(type(item) is type(value) and item == value for item in items)
+
+
+def is_document(payload: dict[str, Any]) -> bool:
+    """Whether the engine would find this point under MEMBERSHIP."""
+    return _holds(payload.get(fields.KIND), fields.KIND_CHUNK) and _holds(
+        payload.get(fields.CHUNK_INDEX), 0
+    )
+
+
+class _Growable:
+    """An int64 array appended to in place (capacity doubles)."""
+
+    def __init__(self) -> None:
+        self._data = np.zeros(1024, dtype=np.int64)
+        self.size = 0
+
+    def extend(self, values: Sequence[int]) -> None:
+        end = self.size + len(values)
+        if end > len(self._data):
+            grown = np.zeros(max(end, 2 * len(self._data)), dtype=np.int64)
+            grown[: self.size] = self._data[: self.size]
+            self._data = grown
+        self._data[self.size : end] = values
+        self.size = end
+
+    def view(self) -> npt.NDArray[np.int64]:
+        return self._data[: self.size]
+
+    def replace(self, values: npt.NDArray[np.int64]) -> None:
+        self._data = np.zeros(max(1024, 2 * len(values)), dtype=np.int64)
+        self._data[: len(values)] = values
+        self.size = len(values)
+
+
+class _Field:
+    """One payload field as (row, value) pairs; keyword values are codes into `vocabulary`."""
+
+    def __init__(self, keyword: bool) -> None:
+        self.keyword = keyword
+        self.rows = _Growable()
+        self.values = _Growable()
+        self.codes: dict[str, int] = {}
+        self.vocabulary: list[str] = []
+
+    def values_of(self, raw: object) -> list[int]:
+        """The distinct values of a payload entry this field indexes (others are ignored, as
+        the engine's index of that type ignores them)."""
+        if self.keyword:
+            if isinstance(raw, str):
+                return [self.code(raw)]
+            items = raw if isinstance(raw, list) else []
+            return list(dict.fromkeys(self.code(v) for v in items if isinstance(v, str)))
+        if type(raw) is int:
+            return [raw]
+        items = raw if isinstance(raw, list) else []
+        return list(dict.fromkeys(v for v in items if type(v) is int))
+
+    def code(self, value: str) -> int:
+        code = self.codes.get(value)
+        if code is None:
+            code = self.codes[value] = len(self.vocabulary)
+            self.vocabulary.append(value)
+        return code
+
+    def add(self, row: int, values: list[int]) -> None:
+        self.rows.extend([row] * len(values))
+        self.values.extend(values)
+
+    def rows_where(self, selected: npt.NDArray[np.bool_], live: int) -> Mask:
+        """Rows holding at least one value for which `selected` (over the pairs) is True."""
+        mask = np.zeros(live, dtype=np.bool_)
+        mask[self.rows.view()[selected]] = True
+        return mask
+
+
+class DocumentFacets:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._row_of: dict[str, int] = {}
+        self._alive = _Growable()  # 1 per live row, 0 per replaced or deleted one
+        # Condition -> rows matching it, until the next refresh: the five facets and the count
+        # of one search share most of their conditions.
+        self._masks: dict[str, Mask] = {}
+        self._fields = {key: _Field(True) for key in KEYWORD_FIELDS} | {
+            key: _Field(False) for key in INTEGER_FIELDS
+        }
+        self.loaded = False  # set once every stored document was put (until then: the engine)
+        self.abandoned = False
+
+    @property
+    def ready(self) -> bool:
+        return self.loaded and not self.abandoned
+
+    def abandon(self) -> None:
+        """Out of step with the shard (a failed read-back): the engine answers from now on."""
+        self.abandoned = True
+
+    # --- writes -------------------------------------------------------------------------------
+
+    def refresh(self, ids: Iterable[str], payloads: dict[str, dict[str, Any]]) -> None:
+        """These points are now as `payloads` says (absent: deleted)."""
+        if self.abandoned:
+            return
+        with self._lock:
+            self._masks.clear()
+            first_new = self._alive.size
+            added: dict[str, tuple[list[int], list[int]]] = {
+                key: ([], []) for key in (*self._fields, _COUNTED)
+            }
+            for id_ in dict.fromkeys(ids):
+                row = self._row_of.pop(id_, None)
+                if row is not None:
+                    self._alive.view()[row] = 0
+                payload = payloads.get(id_)
+                if payload is None or not is_document(payload):
+                    continue
+                row = self._row_of[id_] = first_new + len(added[_COUNTED][0])
+                added[_COUNTED][0].append(row)
+                for key, field in self._fields.items():
+                    if key in payload:
+                        values = field.values_of(payload[key])
+                        added[key][0].extend([row] * len(values))
+                        added[key][1].extend(values)
+            self._alive.extend([1] * len(added.pop(_COUNTED)[0]))
+            for key, (rows, values) in added.items():
+                self._fields[key].rows.extend(rows)
+                self._fields[key].values.extend(values)
+            self._compact_if_sparse()
+
+    def _compact_if_sparse(self) -> None:
+        """Replaced and deleted rows are only marked dead; renumber once they are the most."""
+        dead = self._alive.size - len(self._row_of)
+        if dead <= max(1024, len(self._row_of)):
+            return
+        alive = self._alive.view().astype(np.bool_)
+        renumbered = np.cumsum(alive) - 1
+        for field in self._fields.values():
+            rows, values = field.rows.view(), field.values.view()
+            keep = alive[rows]
+            field.rows.replace(renumbered[rows[keep]])
+            field.values.replace(values[keep])
+        self._row_of = {id_: int(renumbered[row]) for id_, row in self._row_of.items()}
+        self._alive.replace(np.ones(len(self._row_of), dtype=np.int64))
+
+    # --- reads --------------------------------------------------------------------------------
+
+    def count(self, selector: models.Filter) -> int | None:
+        with self._lock:
+            mask = self._documents_matching(selector)
+            return None if mask is None else int(np.count_nonzero(mask))
+
+    def facet(self, key: str, selector: models.Filter, limit: int) -> dict[str, int] | None:
+        """The engine's facet: documents per value, the `limit` most frequent (ties: by value)."""
+        field = self._fields.get(key)
+        if field is None or not field.keyword:
+            return None
+        with self._lock:
+            mask = self._documents_matching(selector)
+            if mask is None:
+                return None
+            chosen = field.values.view()[mask[field.rows.view()]]
+            counts = np.bincount(chosen, minlength=len(field.vocabulary))
+            present = np.flatnonzero(counts)
+            hits = sorted(
+                ((field.vocabulary[code], int(counts[code])) for code in present),
+                key=lambda hit: (-hit[1], hit[0]),
+            )
+        return dict(hits[:limit])
+
+    def _documents_matching(self, selector: models.Filter) -> Mask | None:
+        """Live rows matching `selector`, or None if it may match points that are not documents
+        or cannot be evaluated here."""
+        if not self.ready or not all(c in _listed(selector.must) for c in MEMBERSHIP):
+            return None
+        try:
+            return self._filter(selector)
+        except Unsupported:
+            return None
+
+    def _filter(self, flt: models.Filter) -> Mask:
+        if flt.min_should is not None:
+            raise Unsupported("min_should")
+        mask: Mask = self._alive.view() != 0
+        for condition in _listed(flt.must):
+            mask &= self._condition(condition)
+        should = _listed(flt.should)
+        if should:
+            mask &= np.logical_or.reduce([self._condition(c) for c in should])
+        for condition in _listed(flt.must_not):
+            mask &= ~self._condition(condition)
+        return mask
+
+    def _condition(self, condition: object) -> Mask:
+        if not isinstance(condition, models.Filter | models.FieldCondition):
+            raise Unsupported(type(condition).__name__)
+        key = condition.model_dump_json()
+        mask = self._masks.get(key)
+        if mask is None:
+            mask = self._evaluate(condition)
+            if len(self._masks) >= MASKS_KEPT:
+                self._masks.clear()
+            self._masks[key] = mask
+        return mask
+
+    def _evaluate(self, condition: models.Filter | models.FieldCondition) -> Mask:
+        if isinstance(condition, models.Filter):
+            return self._filter(condition)
+        field = self._fields.get(condition.key)
+        if field is None:
+            raise Unsupported(condition.key)
+        return field.rows_where(self._selected_pairs(field, condition), self._alive.size)
+
+    @staticmethod
+    def _selected_pairs(field: _Field, condition: models.FieldCondition) -> Mask:
+        if _other_parts(condition):
+            raise Unsupported("condition kind")
+        values = field.values.view()
+        if condition.match is not None and condition.range is None:
+            wanted = _match_values(condition.match)
+            if field.keyword:
+                if not all(isinstance(v, str) for v in wanted):
+                    raise Unsupported("non-text match on a keyword field")
+                codes = [field.codes[v] for v in wanted if isinstance(v, str) and v in field.codes]
+            else:
+                if not all(isinstance(v, int) and not isinstance(v, bool) for v in wanted):
+                    raise Unsupported("non-integer match on an integer field")
+                codes = [v for v in wanted if isinstance(v, int)]
+            return _any_equal(values, codes)
+        if condition.range is not None and condition.match is None and not field.keyword:
+            return _in_range(values, condition.range)
+        raise Unsupported("condition kind")
+
+
+def _any_equal(values: npt.NDArray[np.int64], wanted: list[int]) -> Mask:
+    """np.isin for a few values (isin sorts: ~10x slower for the one to twenty a filter has)."""
+    if len(wanted) > 32:
+        return np.isin(values, wanted)
+    selected = np.zeros(len(values), dtype=np.bool_)
+    for value in wanted:
+        selected |= values == value
+    return selected
+
+
+def _listed(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _other_parts(condition: models.FieldCondition) -> bool:
+    others = ("geo_bounding_box", "geo_radius", "geo_polygon", "values_count", "is_empty")
+    return any(getattr(condition, name, None) is not None for name in others) or bool(
+        getattr(condition, "is_null", None)
+    )
+
+
+def _match_values(match: object) -> list[object]:
+    if isinstance(match, models.MatchValue):
+        return [match.value]
+    if isinstance(match, models.MatchAny):
+        return list(match.any)
+    raise Unsupported(type(match).__name__)
+
+
+def _in_range(values: npt.NDArray[np.int64], bounds: object) -> Mask:
+    if not isinstance(bounds, models.Range):
+        raise Unsupported(type(bounds).__name__)
+    selected = np.ones(len(values), dtype=np.bool_)
+    if bounds.gt is not None:
+        selected &= values > bounds.gt
+    if bounds.gte is not None:
+        selected &= values >= bounds.gte
+    if bounds.lt is not None:
+        selected &= values < bounds.lt
+    if bounds.lte is not None:
+        selected &= values <= bounds.lte
+    return selected
