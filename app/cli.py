@@ -122,7 +122,7 @@ def _index_locally(
     from app.store.open import open_store
 
     settings = Settings()
-    store = open_store(settings)
+    store = open_store(settings, facet_index=False)
     try:
         indexer = Indexer(store, open_dense_encoder(settings), Bm25Encoder())
         chunks = 0
@@ -170,7 +170,7 @@ def _already_indexed(documents: list[dict[str, object]]) -> bool:
     from app.store.open import open_store
 
     keys = [doc_key(str(d["doc_type"]), str(d["doc_id"])) for d in documents]
-    store = open_store(Settings())
+    store = open_store(Settings(), facet_index=False)
     try:
         return store.count(documents_with_keys(keys)) == len(set(keys))
     finally:
@@ -202,7 +202,7 @@ def _migrate(args: argparse.Namespace) -> int:
     collection = args.collection or settings.collection
     if args.api_key:
         settings = settings.model_copy(update={"qdrant_api_key": args.api_key})
-    source = EdgeStore(settings.data_dir, settings.collection)
+    source = EdgeStore(settings.data_dir, settings.collection, facet_index=False)
     target: ServerStore | None = None
     try:
         target = ServerStore.from_settings(args.to, collection, settings)
@@ -250,7 +250,7 @@ def _optimize(args: argparse.Namespace) -> int:
     process (GIL held) for minutes at 100k chunks, so `serve` never does it."""
     from app.store.open import open_store
 
-    store = open_store(Settings())
+    store = open_store(Settings(), facet_index=False)
     try:
         if store.vector_index() is None:
             print("nothing to do: a Qdrant server builds its indexes by itself")

@@ -167,19 +167,24 @@ def pair(tmp_path: Path) -> Iterator[Pair]:
 
 @settings(max_examples=10, deadline=None)
 @given(
+    initial=st.lists(st.tuples(st.sampled_from(KEYS), documents_drawn), min_size=3, max_size=8),
     steps=st.lists(
         st.tuples(writes, principals, specs, st.lists(st.sampled_from(KEYS), max_size=2)),
         min_size=1,
         max_size=6,
-    )
+    ),
 )
 def test_memory_facets_equal_the_engine_after_every_write(
     tmp_path_factory: pytest.TempPathFactory,
+    initial: list[tuple[str, dict[str, Any]]],
     steps: list[tuple[tuple[str, Any, Any], Principal, FilterSpec, list[str]]],
 ) -> None:
     stores = Pair(tmp_path_factory.mktemp("facets"))
     try:
+        for key, doc in initial:
+            stores.apply(("upsert", key, doc))
         for write, principal, spec, excluded in steps:
+            stores.assert_agree(principal, spec, excluded)
             stores.apply(write)
             stores.assert_agree(principal, spec, excluded)
     finally:
