@@ -84,7 +84,7 @@ def main() -> None:
     args = parser.parse_args()
     _, queries, qrels = load_vaswani()
     judged = {q: queries[q] for q in sorted(queries) if q in qrels}
-    store = EdgeStore(tier_dir(args.data, "11k") / "data", COLLECTION)
+    store = EdgeStore(tier_dir(args.data, "11k") / "data", COLLECTION, facet_index=False)
     encoder = model_encoder(args.data / "cache", hashing=False)
     service = SearchService(store, QueryEncoder(encoder, Bm25Encoder()), rrf_k=60)
     shipped = search_service.BASE_DEPTH

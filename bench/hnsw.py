@@ -159,7 +159,7 @@ def reopen_copy(store: EdgeStore, source: Path, target: Path) -> tuple[EdgeStore
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(source, target)
     with GilWatch() as watch:
-        copy = EdgeStore(target.parent, COLLECTION)
+        copy = EdgeStore(target.parent, COLLECTION, facet_index=False)
     return copy, round(watch.longest, 3)
 
 
@@ -174,7 +174,7 @@ def run(tier: str, data: Path, queries: int) -> dict[str, Any]:
     shutil.rmtree(scratch, ignore_errors=True)
     paths = {k: scratch / k / COLLECTION for k in ("a", "b", "c")}
     steps: dict[str, Any] = {"tier": tier, "points": len(points), "queries": len(texts) - 3}
-    a = EdgeStore(paths["a"].parent, COLLECTION)
+    a = EdgeStore(paths["a"].parent, COLLECTION, facet_index=False)
     steps["load_s"], _ = timed(lambda: load_points(a, points, vectors))
     steps["load_s"] = round(steps["load_s"] / 1000, 1)
     print(f"{tier}: loaded in {steps['load_s']} s", flush=True)

@@ -133,7 +133,7 @@ def prepare_files(root: Path, tier: Tier, docs: dict[str, str], encoder: CachedE
 
 
 def load_store(data_dir: Path, points: list[dict[str, Any]], vectors: np.ndarray) -> float:
-    store = EdgeStore(data_dir, COLLECTION)
+    store = EdgeStore(data_dir, COLLECTION, facet_index=False)
     started = time.perf_counter()
     try:
         upsert_points(store, points, vectors)

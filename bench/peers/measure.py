@@ -29,7 +29,7 @@ def open_engine(name: str, out: Path, points: list[dict[str, Any]], vectors: np.
         from app.store.edge import EdgeStore
         from bench.prepare import COLLECTION
 
-        return Ours(EdgeStore(out / "data", COLLECTION))
+        return Ours(EdgeStore(out / "data", COLLECTION, facet_index=False))
     if name == "lancedb":
         return LanceDB(out / "peers" / "lancedb", points, vectors)
     if name == "pgvector":
