@@ -138,7 +138,7 @@ def _index_locally(
             f" ({chunks / max(seconds, 1e-9):.1f} chunks/s)"
         )
         if optimize:
-            _optimize_if_worth_it(store, settings.hnsw_threshold, chunks)
+            optimize_if_worth_it(store, settings.hnsw_threshold, chunks)
     finally:
         store.close()
     return 0
@@ -261,7 +261,7 @@ def _optimize(args: argparse.Namespace) -> int:
     return 0
 
 
-def _optimize_if_worth_it(store: "Store", threshold: int, written: int) -> None:
+def optimize_if_worth_it(store: "Store", threshold: int, written: int) -> None:
     """After a bulk load: build the HNSW index once the chunks outside it are enough to make
     an exact scan slow (SEARCH_HNSW_THRESHOLD, measured in docs/deployment.md). The chunks just
     written are all outside it (the engine's estimate misses re-sent ones)."""

@@ -1,8 +1,10 @@
 """Prepare a tier: a data directory the real service serves, loaded through the store layer (no
-HTTP ingest, no model run for cached or derived vectors), plus the same points as plain files
-(`dense.f32`, `points.jsonl`) for the peer engines."""
+HTTP ingest, no model run for cached or derived vectors) and then indexed as the ingest command
+leaves it (the HNSW index built past SEARCH_HNSW_THRESHOLD chunks), plus the same points as
+plain files (`dense.f32`, `points.jsonl`) for the peer engines."""
 
 import json
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -48,6 +50,8 @@ class Prepared:
     load_seconds: float
     upsert_points_per_s: float
     layout: str  # the payload keys the Indexer writes: a new layout rebuilds the tier
+    optimize_seconds: float = 0.0  # the ingest command's HNSW build after the load (0: none)
+    hnsw_chunks: int = 0  # chunks in an HNSW index when the service starts
 
 
 def payload_layout() -> str:
@@ -100,26 +104,44 @@ def prepare(
         saved = json.loads(marker.read_text())
         if saved.get("encoder") == encoder.name and saved.get("layout") == payload_layout():
             return Prepared(**saved)
-    if out.exists():
-        import shutil
-
-        shutil.rmtree(out)
-    chunks, vectors = build_points(tier, docs, encoder)
-    log(f"{tier.name}: {len(chunks)} chunks, writing through the store layer")
-    write_peer_files(out, chunks, vectors)
-    points, vectors = read_peer_files(out)
-    seconds = load_store(out / "data", points, vectors)
+    points, vectors = _fitting_files(out, tier)
+    if not points:
+        chunks, vectors = build_points(tier, docs, encoder)
+        write_peer_files(out, chunks, vectors)
+        points, vectors = read_peer_files(out)
+        shutil.rmtree(out / "peers", ignore_errors=True)  # the peers' indexes of other points
+    log(f"{tier.name}: {len(points)} chunks, writing through the store layer")
+    shutil.rmtree(out / "data", ignore_errors=True)
+    seconds, optimize_seconds, hnsw = load_store(out / "data", points, vectors)
     prepared = Prepared(
         tier=tier.name,
-        points=len(chunks),
-        documents=len({c.doc.key for c in chunks}),
+        points=len(points),
+        documents=len({p["doc_key"] for p in points}),
         encoder=encoder.name,
         load_seconds=round(seconds, 1),
-        upsert_points_per_s=round(len(chunks) / seconds),
+        upsert_points_per_s=round(len(points) / seconds),
         layout=payload_layout(),
+        optimize_seconds=round(optimize_seconds, 1),
+        hnsw_chunks=hnsw,
     )
     marker.write_text(json.dumps(asdict(prepared)))
     return prepared
+
+
+def _fitting_files(out: Path, tier: Tier) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """The tier's plain files when they hold its points in the current payload layout (as
+    `prepare_files` leaves them for `bench.hnsw`), else nothing."""
+    if not (out / "points.jsonl").exists() or not (out / "dense.f32").exists():
+        return [], np.empty((0, DIMENSION), np.float32)
+    with (out / "points.jsonl").open() as lines:
+        first = json.loads(lines.readline() or "{}")
+    layout = ",".join(sorted(set(first) - {"id", "embed_text"}))
+    if layout != payload_layout():
+        return [], np.empty((0, DIMENSION), np.float32)
+    points, vectors = read_peer_files(out)
+    if len(points) != len(vectors) or tier.chunks not in (0, len(points)):
+        return [], np.empty((0, DIMENSION), np.float32)
+    return points, vectors
 
 
 def prepare_files(root: Path, tier: Tier, docs: dict[str, str], encoder: CachedEncoder) -> Path:
@@ -132,14 +154,24 @@ def prepare_files(root: Path, tier: Tier, docs: dict[str, str], encoder: CachedE
     return out
 
 
-def load_store(data_dir: Path, points: list[dict[str, Any]], vectors: np.ndarray) -> float:
+def load_store(
+    data_dir: Path, points: list[dict[str, Any]], vectors: np.ndarray
+) -> tuple[float, float, int]:
+    """Seconds to upsert, seconds of the ingest command's HNSW build after it, chunks indexed."""
+    from app.cli import optimize_if_worth_it
+    from app.config import Settings
+
     store = EdgeStore(data_dir, COLLECTION, facet_index=False)
-    started = time.perf_counter()
     try:
+        started = time.perf_counter()
         upsert_points(store, points, vectors)
+        loaded = time.perf_counter()
+        optimize_if_worth_it(store, Settings().hnsw_threshold, len(points))
+        optimized = time.perf_counter()
+        index = store.vector_index()
     finally:
         store.close()
-    return time.perf_counter() - started
+    return loaded - started, optimized - loaded, index.hnsw
 
 
 def upsert_points(store: EdgeStore, points: list[dict[str, Any]], vectors: np.ndarray) -> None:

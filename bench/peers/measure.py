@@ -106,6 +106,7 @@ def main() -> None:
                 "engine": engine.name,
                 "points": len(points),
                 "load_s": round(load_s, 1),
+                "build_s": getattr(engine, "build_s", None),  # a kept index: its first build
                 "queries": len(texts),
                 "scenarios": scenario_results,
             }
