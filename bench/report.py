@@ -117,17 +117,21 @@ def throughput_table(results: dict[str, dict[str, Any]]) -> list[str]:
 
 def footprint_table(results: dict[str, dict[str, Any]]) -> list[str]:
     lines = [
-        "| tier | points | load through the store layer | cold start to /readyz | RSS after"
-        " the run | disk | disk per 100k chunks |",
-        "|---|---|---|---|---|---|---|",
+        "| tier | points | load through the store layer | HNSW build after it (as `ingest`)"
+        " | cold start to /readyz | background loads done | RSS after the run | disk"
+        " | disk per 100k chunks |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for tier, result in results.items():
         prepared, runs = result["prepared"], result["runs"]
         per_100k = result["disk_mib"] / prepared["points"] * 100_000
+        optimize = prepared.get("optimize_seconds")
+        settled = f"{median_of(runs, 'settled_s')} s" if "settled_s" in runs[0] else "-"
         lines.append(
             f"| {tier} | {prepared['points']:,} | {prepared['upsert_points_per_s']:,} points/s "
-            f"| {median_of(runs, 'cold_start_s')} s | {median_of(runs, 'rss_mib')} MiB "
-            f"| {result['disk_mib']} MiB | {per_100k:.0f} MiB |"
+            f"| {'-' if optimize is None else f'{optimize} s'} "
+            f"| {median_of(runs, 'cold_start_s')} s | {settled} "
+            f"| {median_of(runs, 'rss_mib')} MiB | {result['disk_mib']} MiB | {per_100k:.0f} MiB |"
         )
     return lines
 
@@ -177,6 +181,14 @@ def peers_table(results: dict[str, dict[str, Any]]) -> list[str]:
                     f" | {end_x:.2f} | {row['dense_recall@10']} | {row['violations']}"
                     f" | {row['short_pages']} |"
                 )
+    builds = [
+        f"{engine['engine']} {engine['build_s']} s ({tier})"
+        for tier, result in results.items()
+        for engine in result.get("peers", {}).values()
+        if engine.get("build_s") is not None
+    ]
+    if builds:
+        lines += ["", "Peer index builds (once per tier, kept between runs): " + ", ".join(builds)]
     return lines
 
 

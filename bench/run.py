@@ -35,7 +35,10 @@ def measure_tier(root: Path, tier: str, args: argparse.Namespace, dataset: Path)
     result: dict[str, Any] = {"tier": tier, "prepared": prepared.__dict__, "runs": []}
     for run in range(args.runs):
         with service.running_service(data_dir) as svc:
-            measured: dict[str, Any] = {"cold_start_s": round(svc.cold_start_s, 2)}
+            measured: dict[str, Any] = {
+                "cold_start_s": round(svc.cold_start_s, 2),
+                "settled_s": round(svc.settled_s, 2),
+            }
             measured["latency"] = service.latency(svc.base, query_texts, args.rounds)
             measured["throughput"] = service.throughput(
                 svc.base, query_texts, args.clients, args.seconds

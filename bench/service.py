@@ -58,6 +58,7 @@ class Service:
     base: str
     process: subprocess.Popen[bytes]
     cold_start_s: float
+    settled_s: float  # from start until the background loads after /readyz are done
 
     def memory_mib(self) -> dict[str, float]:
         status = Path(f"/proc/{self.process.pid}/status").read_text()
@@ -97,7 +98,8 @@ def running_service(data_dir: Path, timeout: float = 600) -> Iterator[Service]:
     )
     try:
         cold = _wait_ready(base, process, started, timeout)
-        yield Service(base, process, cold)
+        _wait_idle(process.pid, timeout)
+        yield Service(base, process, cold, time.perf_counter() - started)
     finally:
         process.terminate()
         try:
@@ -123,6 +125,24 @@ def _wait_ready(
             pass
         time.sleep(0.02)
     raise RuntimeError("service did not become ready")
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def _wait_idle(pid: int, timeout: float, window: float = 1.0) -> None:
+    """Until the service uses under 5 % of a core for `window` s: what it loads in the
+    background after /readyz (the facet index) is done, and searches are measured alone."""
+    deadline = time.perf_counter() + timeout
+    before = _cpu_seconds(pid)
+    while time.perf_counter() < deadline:
+        time.sleep(window)
+        after = _cpu_seconds(pid)
+        if after - before < 0.05 * window:
+            return
+        before = after
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:

@@ -25,6 +25,7 @@ def test_benchmark_harness_runs_end_to_end(tmp_path: Path) -> None:
     for level in run["throughput"]:
         assert level["errors"] == 0 and level["searches_per_s"] > 0
     assert run["cold_start_s"] > 0 and run["rss_mib"] > 0 and result["disk_mib"] > 0
+    assert run["settled_s"] >= run["cold_start_s"]
     assert set(result["quality"]) == {"bm25", "semantic", "hybrid rrf", "hybrid dbsf"}
     for row in result["quality"].values():
         assert 0 <= row["ndcg@10"] <= 1 and 0 <= row["recall@100"] <= 1
