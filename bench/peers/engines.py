@@ -83,8 +83,8 @@ def _sql_list(values: tuple[str, ...] | list[str]) -> str:
 
 
 class Ours:
-    """Qdrant Edge via the service's EdgeStore and Hybrid/Semantic classes (payloads included,
-    as the service asks today)."""
+    """Qdrant Edge via the service's EdgeStore and Hybrid/Semantic classes (ids and scores, no
+    payload, as the service asks for chunk candidates)."""
 
     name = "ours (Qdrant Edge)"
 
