@@ -24,6 +24,7 @@ import httpx
 from app.cli import DEMO_CORPUS
 from app.filters.spec import parse_modified_timestamp
 from bench.demo_server import free_port
+from bench.service import wait_ready
 
 QUERIES = [
     "quarterly budget review",
@@ -60,17 +61,6 @@ def scenarios() -> dict[str, dict[str, Any]]:
     }
 
 
-def wait_ready(base: str, started: float, timeout: float = 300) -> float:
-    while time.perf_counter() - started < timeout:
-        try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                return time.perf_counter() - started
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.05)
-    raise RuntimeError("service did not become ready")
-
-
 def timed_search(client: httpx.Client, base: str, body: dict[str, Any]) -> float:
     started = time.perf_counter()
     response = client.post(f"{base}/api/v1/search", json=body)
@@ -104,7 +94,7 @@ def demo_service(data_dir: str) -> Iterator[tuple[str, float]]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        yield base, wait_ready(base, started)
+        yield base, wait_ready(base, server, started, timeout=300)
     finally:
         server.terminate()
         server.wait(timeout=30)

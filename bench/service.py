@@ -5,7 +5,6 @@ ranking quality, memory."""
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from typing import Any
 import httpx
 
 from bench.corpus import BENCH_GROUP, BENCH_USER, FIRST_DAY, QUALITY_GROUP, SPAN
+from bench.demo_server import free_port
 from bench.prepare import COLLECTION
 
 BENCH_KEY = "bench-user-key"
@@ -45,12 +45,6 @@ def scenarios() -> dict[str, dict[str, Any]]:
         "hybrid + facets": {"include_facets": True},
         "browse (no query)": {"browse": True},
     }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -97,7 +91,7 @@ def running_service(data_dir: Path, timeout: float = 600) -> Iterator[Service]:
         stderr=subprocess.PIPE,
     )
     try:
-        cold = _wait_ready(base, process, started, timeout)
+        cold = wait_ready(base, process, started, timeout)
         _wait_idle(process.pid, timeout)
         yield Service(base, process, cold, time.perf_counter() - started)
     finally:
@@ -111,7 +105,7 @@ def running_service(data_dir: Path, timeout: float = 600) -> Iterator[Service]:
             process.stderr.close()
 
 
-def _wait_ready(
+def wait_ready(
     base: str, process: subprocess.Popen[bytes], started: float, timeout: float
 ) -> float:
     while time.perf_counter() - started < timeout:
