@@ -71,15 +71,23 @@ def _serve(args: argparse.Namespace) -> int:
         except (EmbeddingServerError, EmbeddingUnavailable) as exc:
             print(f"refusing to start: {exc}", file=sys.stderr)
             return EXIT_REFUSED
-    from app.store.open import open_store
-
-    store = open_store(settings)  # here, not in the lifespan: a refusal is one line, not a trace
-    warning = unindexed_warning(store, settings.hnsw_threshold)
-    if warning:
-        logging.getLogger("astrolabe.serve").warning(warning)
+    # Opened here, not in the lifespan: a refusal is one line, not a trace.
+    store = open_serving_store(settings)
     return _run_server(
         create_app(settings, authenticator=authenticator, dense=dense, store=store), args
     )
+
+
+def open_serving_store(settings: Settings) -> "Store":
+    """Server mode: the Qdrant client. Embedded: the engine in processes of its own, which
+    rebuild its HNSW graph while it serves (app/store/embedded.py)."""
+    if settings.qdrant_url:
+        from app.store.open import open_store
+
+        return open_store(settings)
+    from app.store.embedded import EmbeddedEngine
+
+    return EmbeddedEngine(settings).start()
 
 
 def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:
@@ -193,10 +201,11 @@ def _migrate(args: argparse.Namespace) -> int:
 
     from app.migrate import Checkpoint, MigrationMismatch, copy_points, count_points, verify
     from app.store.edge import EdgeStore
+    from app.store.layout import IndexLayout
     from app.store.server import ServerStore
 
     settings = Settings()
-    if not (settings.data_dir / settings.collection / "edge_config.json").exists():
+    if not IndexLayout.of(settings.data_dir, settings.collection).exists:
         print(f"no embedded index at {settings.data_dir / settings.collection}", file=sys.stderr)
         return 1
     collection = args.collection or settings.collection
@@ -290,18 +299,6 @@ def _build_hnsw(store: "Store") -> None:
     print(
         f"optimized in {time.perf_counter() - started:.1f} s: {index.hnsw} chunks in an HNSW"
         f" index, {index.plain} outside it"
-    )
-
-
-def unindexed_warning(store: "Store", threshold: int) -> str | None:
-    """The line `serve` logs at start when searches scan many chunks exactly."""
-    index = store.vector_index()
-    if index is None or index.plain < max(threshold, 1):
-        return None
-    return (
-        f"{index.plain} of {index.plain + index.hnsw} chunks are not in an HNSW index (threshold"
-        f" {threshold}): searches scan them exactly; stop serve and run `astrolabe-search"
-        " optimize` to index them"
     )
 
 

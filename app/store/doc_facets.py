@@ -177,8 +177,10 @@ class DocumentFacets:
     def _compact_if_sparse(self) -> None:
         """Replaced and deleted rows are only marked dead; renumber once they are the most."""
         dead = self._alive.size - len(self._row_of)
-        if dead <= max(1024, len(self._row_of)):
-            return
+        if dead > max(1024, len(self._row_of)):
+            self._compact()
+
+    def _compact(self) -> None:
         alive = self._alive.view().astype(np.bool_)
         renumbered = np.cumsum(alive) - 1
         for field in self._fields.values():
@@ -188,6 +190,45 @@ class DocumentFacets:
             field.values.replace(values[keep])
         self._row_of = {id_: int(renumbered[row]) for id_, row in self._row_of.items()}
         self._alive.replace(np.ones(len(self._row_of), dtype=np.int64))
+
+    # --- snapshots (facet_snapshot) -----------------------------------------------------------
+
+    def export(
+        self,
+    ) -> tuple[list[str], dict[str, npt.NDArray[np.int64]], dict[str, list[str]]] | None:
+        """Point ids by row, each field's (row, value) pairs and keyword vocabularies; None
+        unless the index is complete and exact."""
+        if not self.ready:
+            return None
+        with self._lock:
+            self._compact()
+            ids = sorted(self._row_of, key=self._row_of.__getitem__)
+            arrays: dict[str, npt.NDArray[np.int64]] = {}
+            for key, field in self._fields.items():
+                arrays[f"{key}.rows"] = field.rows.view().copy()
+                arrays[f"{key}.values"] = field.values.view().copy()
+            vocabularies = {key: list(f.vocabulary) for key, f in self._fields.items() if f.keyword}
+        return ids, arrays, vocabularies
+
+    @classmethod
+    def restore(
+        cls,
+        ids: list[str],
+        arrays: dict[str, npt.NDArray[np.int64]],
+        vocabularies: dict[str, list[str]],
+    ) -> "DocumentFacets":
+        """An index as `export` gave it, complete (`loaded`)."""
+        facets = cls()
+        facets._row_of = {id_: row for row, id_ in enumerate(ids)}
+        facets._alive.replace(np.ones(len(ids), dtype=np.int64))
+        for key, field in facets._fields.items():
+            field.rows.replace(np.asarray(arrays[f"{key}.rows"], dtype=np.int64))
+            field.values.replace(np.asarray(arrays[f"{key}.values"], dtype=np.int64))
+            if field.keyword:
+                field.vocabulary = list(vocabularies[key])
+                field.codes = {value: code for code, value in enumerate(field.vocabulary)}
+        facets.loaded = True
+        return facets
 
     # --- reads --------------------------------------------------------------------------------
 
