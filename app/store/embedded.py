@@ -197,7 +197,7 @@ class EmbeddedEngine:
         self._sockets = Path(tempfile.mkdtemp(prefix="astrolabe-"))
         self._socket_number = 0
         self._endpoint = Endpoint()
-        self.store = ProcessStore(self._endpoint, self._key, self.close)
+        self.store = ProcessStore(self._endpoint, self._key, self)
         self._served: EngineProcess | None = None
         self._rebuild: Rebuild | None = None
         self._retry_at = 0.0
@@ -207,6 +207,10 @@ class EmbeddedEngine:
         self._thread = threading.Thread(target=self._supervise, name="engine-supervisor")
 
     # --- from other threads -----------------------------------------------------------------
+
+    @property
+    def rebuilding(self) -> bool:
+        return self.phase is not Phase.SERVING
 
     def start(self) -> ProcessStore:
         """Start the served engine; returns once its shard is open (raises its refusal)."""

@@ -5,9 +5,10 @@ next one and is sent again (every store write is idempotent: an upsert or delete
 leaves what one leaves, and a write answered Moved was not applied)."""
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from multiprocessing.connection import Client, Connection
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from qdrant_client import models
 
@@ -68,6 +69,17 @@ class Endpoint:
             return self.address, self.version
 
 
+class Supervisor(Protocol):
+    """What owns the engine processes (app/store/embedded.py)."""
+
+    rebuilds: int
+
+    @property
+    def rebuilding(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
 class _Link(threading.local):
     connection: Connection | None = None
     version = 0
@@ -76,10 +88,10 @@ class _Link(threading.local):
 class ProcessStore:
     backend = "embedded"
 
-    def __init__(self, endpoint: Endpoint, key: bytes, on_close: Callable[[], None]) -> None:
+    def __init__(self, endpoint: Endpoint, key: bytes, supervisor: Supervisor) -> None:
         self._endpoint = endpoint
         self._key = key
-        self._on_close = on_close
+        self._supervisor = supervisor
         self._link = _Link()
         self._ever_ready = threading.Event()
 
@@ -187,8 +199,10 @@ class ProcessStore:
         return self._typed(dict, "facet", key, filter, limit)
 
     def vector_index(self) -> VectorIndex | None:
-        return self._typed(VectorIndex, "vector_index")
+        index = self._typed(VectorIndex, "vector_index")
+        supervisor = self._supervisor
+        return replace(index, rebuilds=supervisor.rebuilds, rebuilding=supervisor.rebuilding)
 
     def close(self) -> None:
         self._drop()
-        self._on_close()
+        self._supervisor.close()
