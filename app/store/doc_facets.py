@@ -1,5 +1,6 @@
-"""Facets and counts of documents from memory: one row per document (its first chunk) holding
-the indexed payload fields, kept equal to the embedded shard by the store on every write.
+"""Facets and counts of documents (and of their chunks) from memory: one row per document (its
+first chunk) holding the indexed payload fields and its number of chunks, kept equal to the
+embedded shard by the store on every write.
 
 The engine counts a facet by walking the postings of every value and checking the whole filter
 per point (~20-130 ms a facet at 100k documents, five of them per faceted search); here a filter
@@ -31,7 +32,7 @@ KEYWORD_FIELDS = tuple(
 INTEGER_FIELDS = tuple(
     key for key, kind in fields.PAYLOAD_INDEXES.items() if kind is fields.IndexType.INTEGER
 )
-PAYLOAD_KEYS = [*KEYWORD_FIELDS, *INTEGER_FIELDS]
+PAYLOAD_KEYS = [*KEYWORD_FIELDS, *INTEGER_FIELDS, fields.TOTAL_CHUNKS]
 
 
 _COUNTED = ""  # the rows a refresh adds, beside the fields' pairs
@@ -124,7 +125,8 @@ class DocumentFacets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._row_of: dict[str, int] = {}
-        self._alive = _Growable()  # 1 per live row, 0 per replaced or deleted one
+        # Per row: its document's chunks (total_chunks), 0 once replaced or deleted.
+        self._chunks = _Growable()
         # Condition -> rows matching it, until the next refresh: the five facets and the count
         # of one search share most of their conditions.
         self._masks: dict[str, Mask] = {}
@@ -150,25 +152,26 @@ class DocumentFacets:
             return
         with self._lock:
             self._masks.clear()
-            first_new = self._alive.size
+            first_new = self._chunks.size
             added: dict[str, tuple[list[int], list[int]]] = {
                 key: ([], []) for key in (*self._fields, _COUNTED)
             }
             for id_ in dict.fromkeys(ids):
                 row = self._row_of.pop(id_, None)
                 if row is not None:
-                    self._alive.view()[row] = 0
+                    self._chunks.view()[row] = 0
                 payload = payloads.get(id_)
                 if payload is None or not is_document(payload):
                     continue
                 row = self._row_of[id_] = first_new + len(added[_COUNTED][0])
                 added[_COUNTED][0].append(row)
+                added[_COUNTED][1].append(_chunk_total(payload))
                 for key, field in self._fields.items():
                     if key in payload:
                         values = field.values_of(payload[key])
                         added[key][0].extend([row] * len(values))
                         added[key][1].extend(values)
-            self._alive.extend([1] * len(added.pop(_COUNTED)[0]))
+            self._chunks.extend(added.pop(_COUNTED)[1])
             for key, (rows, values) in added.items():
                 self._fields[key].rows.extend(rows)
                 self._fields[key].values.extend(values)
@@ -176,12 +179,13 @@ class DocumentFacets:
 
     def _compact_if_sparse(self) -> None:
         """Replaced and deleted rows are only marked dead; renumber once they are the most."""
-        dead = self._alive.size - len(self._row_of)
+        dead = self._chunks.size - len(self._row_of)
         if dead > max(1024, len(self._row_of)):
             self._compact()
 
     def _compact(self) -> None:
-        alive = self._alive.view().astype(np.bool_)
+        chunks = self._chunks.view()
+        alive = chunks > 0
         renumbered = np.cumsum(alive) - 1
         for field in self._fields.values():
             rows, values = field.rows.view(), field.values.view()
@@ -189,7 +193,7 @@ class DocumentFacets:
             field.rows.replace(renumbered[rows[keep]])
             field.values.replace(values[keep])
         self._row_of = {id_: int(renumbered[row]) for id_, row in self._row_of.items()}
-        self._alive.replace(np.ones(len(self._row_of), dtype=np.int64))
+        self._chunks.replace(chunks[alive])
 
     # --- snapshots (facet_snapshot) -----------------------------------------------------------
 
@@ -203,7 +207,7 @@ class DocumentFacets:
         with self._lock:
             self._compact()
             ids = sorted(self._row_of, key=self._row_of.__getitem__)
-            arrays: dict[str, npt.NDArray[np.int64]] = {}
+            arrays = {"rows.chunks": self._chunks.view().copy()}
             for key, field in self._fields.items():
                 arrays[f"{key}.rows"] = field.rows.view().copy()
                 arrays[f"{key}.values"] = field.values.view().copy()
@@ -220,7 +224,7 @@ class DocumentFacets:
         """An index as `export` gave it, complete (`loaded`)."""
         facets = cls()
         facets._row_of = {id_: row for row, id_ in enumerate(ids)}
-        facets._alive.replace(np.ones(len(ids), dtype=np.int64))
+        facets._chunks.replace(np.asarray(arrays["rows.chunks"], dtype=np.int64))
         for key, field in facets._fields.items():
             field.rows.replace(np.asarray(arrays[f"{key}.rows"], dtype=np.int64))
             field.values.replace(np.asarray(arrays[f"{key}.values"], dtype=np.int64))
@@ -233,9 +237,14 @@ class DocumentFacets:
     # --- reads --------------------------------------------------------------------------------
 
     def count(self, selector: models.Filter) -> int | None:
+        """Documents under a filter that pins first chunks; or chunks under one of document
+        fields only (each matching document's chunk total); else None."""
         with self._lock:
             mask = self._documents_matching(selector)
-            return None if mask is None else int(np.count_nonzero(mask))
+            if mask is not None:
+                return int(np.count_nonzero(mask))
+            mask = self._chunks_matching(selector)
+            return None if mask is None else int(self._chunks.view()[mask].sum())
 
     def facet(self, key: str, selector: models.Filter, limit: int) -> dict[str, int] | None:
         """The engine's facet: documents per value, the `limit` most frequent (ties: by value)."""
@@ -255,6 +264,18 @@ class DocumentFacets:
             )
         return dict(hits[:limit])
 
+    def _chunks_matching(self, selector: models.Filter) -> Mask | None:
+        """The rows of the documents whose chunks `selector` selects: a filter of chunks
+        (`kind`) on fields every chunk of a document shares; else None."""
+        if not self.ready or MEMBERSHIP[0] not in _listed(selector.must):
+            return None
+        if fields.CHUNK_INDEX in _keys(selector):
+            return None
+        try:
+            return self._filter(selector)
+        except Unsupported:
+            return None
+
     def _documents_matching(self, selector: models.Filter) -> Mask | None:
         """Live rows matching `selector`, or None if it may match points that are not documents
         or cannot be evaluated here."""
@@ -268,7 +289,7 @@ class DocumentFacets:
     def _filter(self, flt: models.Filter) -> Mask:
         if flt.min_should is not None:
             raise Unsupported("min_should")
-        mask: Mask = self._alive.view() != 0
+        mask: Mask = self._chunks.view() != 0
         for condition in _listed(flt.must):
             mask &= self._condition(condition)
         should = _listed(flt.should)
@@ -296,7 +317,7 @@ class DocumentFacets:
         field = self._fields.get(condition.key)
         if field is None:
             raise Unsupported(condition.key)
-        return field.rows_where(self._selected_pairs(field, condition), self._alive.size)
+        return field.rows_where(self._selected_pairs(field, condition), self._chunks.size)
 
     @staticmethod
     def _selected_pairs(field: _Field, condition: models.FieldCondition) -> Mask:
@@ -327,6 +348,23 @@ def _any_equal(values: npt.NDArray[np.int64], wanted: list[int]) -> Mask:
     for value in wanted:
         selected |= values == value
     return selected
+
+
+def _chunk_total(payload: dict[str, Any]) -> int:
+    total = payload.get(fields.TOTAL_CHUNKS)
+    return total if type(total) is int and total > 0 else 1
+
+
+def _keys(flt: models.Filter) -> set[str]:
+    """Every payload key a filter's conditions name, nested ones too."""
+    found: set[str] = set()
+    for part in (flt.must, flt.should, flt.must_not):
+        for condition in _listed(part):
+            if isinstance(condition, models.Filter):
+                found |= _keys(condition)
+            elif isinstance(condition, models.FieldCondition):
+                found.add(condition.key)
+    return found
 
 
 def _listed(value: Any) -> list[Any]:
