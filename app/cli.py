@@ -14,10 +14,13 @@ from app.auth import DEV_PRINCIPAL, new_dev_token
 from app.config import Settings
 
 if TYPE_CHECKING:
+    import subprocess
+
     from fastapi import FastAPI
 
     from app.state import AppState
     from app.store.base import Store
+    from app.store.launch import Launcher
 
 EXIT_REFUSED = 2  # the configuration does not allow a start
 EXIT_STARTUP_FAILED = 3  # uvicorn's code for a failed start
@@ -32,7 +35,7 @@ DEMO_CORPUS = Path(__file__).resolve().parent / "demo" / "corpus.jsonl"
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from app.main import build_authenticator, create_app
+    from app.auth import build_authenticator
 
     settings = Settings()
     try:
@@ -61,6 +64,9 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_REFUSED
+    launched = None if settings.qdrant_url else _launch_engine(settings)
+    from app.main import create_app
+
     dense = None
     if settings.embedding_url:  # probed before serving: a mismatch must stop the start
         from app.embeddings.choose import open_remote_encoder
@@ -72,13 +78,25 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"refusing to start: {exc}", file=sys.stderr)
             return EXIT_REFUSED
     # Opened here, not in the lifespan: a refusal is one line, not a trace.
-    store = open_serving_store(settings)
+    store = open_serving_store(settings, launched)
     return _run_server(
         create_app(settings, authenticator=authenticator, dense=dense, store=store), args
     )
 
 
-def open_serving_store(settings: Settings) -> "Store":
+def _launch_engine(settings: Settings) -> "tuple[Launcher, subprocess.Popen[str]]":
+    """The served engine, started before the web stack is imported: its imports and the
+    opening of the shard run meanwhile (a refused start ends this process, and the engine with
+    it)."""
+    from app.store.launch import Launcher
+
+    launcher = Launcher.new(settings.data_dir, settings.collection, settings.min_free_bytes)
+    return launcher, launcher.launch(launcher.socket(1))
+
+
+def open_serving_store(
+    settings: Settings, launched: "tuple[Launcher, subprocess.Popen[str]] | None" = None
+) -> "Store":
     """Server mode: the Qdrant client. Embedded: the engine in processes of its own, which
     rebuild its HNSW graph while it serves (app/store/embedded.py)."""
     if settings.qdrant_url:
@@ -87,7 +105,7 @@ def open_serving_store(settings: Settings) -> "Store":
         return open_store(settings)
     from app.store.embedded import EmbeddedEngine
 
-    return EmbeddedEngine(settings).start()
+    return EmbeddedEngine(settings, launched=launched).start()
 
 
 def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:

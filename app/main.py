@@ -12,7 +12,7 @@ from fastapi.openapi.utils import get_openapi
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
-from app.auth import Authenticator, load_api_keys
+from app.auth import Authenticator, build_authenticator
 from app.compat import compat_validation_error
 from app.config import Settings
 from app.embeddings.dense import DenseEncoder
@@ -79,11 +79,6 @@ def _contract_openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
         return app.openapi_schema
 
     return openapi
-
-
-def build_authenticator(settings: Settings) -> Authenticator:
-    keys = load_api_keys(settings.api_keys_file) if settings.api_keys_file else {}
-    return Authenticator(settings.jwt_secret, keys)
 
 
 def create_app(

@@ -35,7 +35,7 @@ INTEGER_FIELDS = tuple(
 PAYLOAD_KEYS = [*KEYWORD_FIELDS, *INTEGER_FIELDS, fields.TOTAL_CHUNKS]
 
 
-_COUNTED = ""  # the rows a refresh adds, beside the fields' pairs
+POINT_ID = "S36"  # a point id as the engine spells it (a UUID, or a number)
 MASKS_KEPT = 64
 
 
@@ -56,26 +56,27 @@ def is_document(payload: dict[str, Any]) -> bool:
 
 
 class _Growable:
-    """An int64 array appended to in place (capacity doubles)."""
+    """An array appended to in place (capacity doubles): int64, or `dtype`."""
 
-    def __init__(self) -> None:
-        self._data = np.zeros(1024, dtype=np.int64)
+    def __init__(self, dtype: str = "int64") -> None:
+        self._dtype = np.dtype(dtype)
+        self._data: npt.NDArray[Any] = np.zeros(1024, dtype=self._dtype)
         self.size = 0
 
-    def extend(self, values: Sequence[int]) -> None:
+    def extend(self, values: Sequence[Any]) -> None:
         end = self.size + len(values)
         if end > len(self._data):
-            grown = np.zeros(max(end, 2 * len(self._data)), dtype=np.int64)
+            grown = np.zeros(max(end, 2 * len(self._data)), dtype=self._dtype)
             grown[: self.size] = self._data[: self.size]
             self._data = grown
         self._data[self.size : end] = values
         self.size = end
 
-    def view(self) -> npt.NDArray[np.int64]:
+    def view(self) -> npt.NDArray[Any]:
         return self._data[: self.size]
 
-    def replace(self, values: npt.NDArray[np.int64]) -> None:
-        self._data = np.zeros(max(1024, 2 * len(values)), dtype=np.int64)
+    def replace(self, values: npt.NDArray[Any]) -> None:
+        self._data = np.zeros(max(1024, 2 * len(values)), dtype=self._dtype)
         self._data[: len(values)] = values
         self.size = len(values)
 
@@ -125,8 +126,9 @@ class DocumentFacets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._row_of: dict[str, int] = {}
-        # Per row: its document's chunks (total_chunks), 0 once replaced or deleted.
+        # Per row: its document's chunks (total_chunks), 0 once replaced or deleted; its point id.
         self._chunks = _Growable()
+        self._ids = _Growable(POINT_ID)
         # Condition -> rows matching it, until the next refresh: the five facets and the count
         # of one search share most of their conditions.
         self._masks: dict[str, Mask] = {}
@@ -153,9 +155,9 @@ class DocumentFacets:
         with self._lock:
             self._masks.clear()
             first_new = self._chunks.size
-            added: dict[str, tuple[list[int], list[int]]] = {
-                key: ([], []) for key in (*self._fields, _COUNTED)
-            }
+            added: dict[str, tuple[list[int], list[int]]] = {key: ([], []) for key in self._fields}
+            new_ids: list[str] = []
+            new_chunks: list[int] = []
             for id_ in dict.fromkeys(ids):
                 row = self._row_of.pop(id_, None)
                 if row is not None:
@@ -163,15 +165,16 @@ class DocumentFacets:
                 payload = payloads.get(id_)
                 if payload is None or not is_document(payload):
                     continue
-                row = self._row_of[id_] = first_new + len(added[_COUNTED][0])
-                added[_COUNTED][0].append(row)
-                added[_COUNTED][1].append(_chunk_total(payload))
+                row = self._row_of[id_] = first_new + len(new_ids)
+                new_ids.append(id_)
+                new_chunks.append(_chunk_total(payload))
                 for key, field in self._fields.items():
                     if key in payload:
                         values = field.values_of(payload[key])
                         added[key][0].extend([row] * len(values))
                         added[key][1].extend(values)
-            self._chunks.extend(added.pop(_COUNTED)[1])
+            self._chunks.extend(new_chunks)
+            self._ids.extend(new_ids)
             for key, (rows, values) in added.items():
                 self._fields[key].rows.extend(rows)
                 self._fields[key].values.extend(values)
@@ -194,37 +197,36 @@ class DocumentFacets:
             field.values.replace(values[keep])
         self._row_of = {id_: int(renumbered[row]) for id_, row in self._row_of.items()}
         self._chunks.replace(chunks[alive])
+        self._ids.replace(self._ids.view()[alive])
 
     # --- snapshots (facet_snapshot) -----------------------------------------------------------
 
-    def export(
-        self,
-    ) -> tuple[list[str], dict[str, npt.NDArray[np.int64]], dict[str, list[str]]] | None:
-        """Point ids by row, each field's (row, value) pairs and keyword vocabularies; None
-        unless the index is complete and exact."""
+    def export(self) -> tuple[dict[str, npt.NDArray[Any]], dict[str, list[str]]] | None:
+        """Every row's point id and chunk total (0: a dead row), each field's (row, value)
+        pairs, and the keyword vocabularies; None unless the index is complete and exact.
+        Array copies only: an engine serving searches exports while it answers them."""
         if not self.ready:
             return None
         with self._lock:
-            self._compact()
-            ids = sorted(self._row_of, key=self._row_of.__getitem__)
-            arrays = {"rows.chunks": self._chunks.view().copy()}
+            arrays = {"rows.ids": self._ids.view().copy()}
+            arrays["rows.chunks"] = self._chunks.view().copy()
             for key, field in self._fields.items():
                 arrays[f"{key}.rows"] = field.rows.view().copy()
                 arrays[f"{key}.values"] = field.values.view().copy()
             vocabularies = {key: list(f.vocabulary) for key, f in self._fields.items() if f.keyword}
-        return ids, arrays, vocabularies
+        return arrays, vocabularies
 
     @classmethod
     def restore(
-        cls,
-        ids: list[str],
-        arrays: dict[str, npt.NDArray[np.int64]],
-        vocabularies: dict[str, list[str]],
+        cls, arrays: dict[str, npt.NDArray[Any]], vocabularies: dict[str, list[str]]
     ) -> "DocumentFacets":
         """An index as `export` gave it, complete (`loaded`)."""
         facets = cls()
-        facets._row_of = {id_: row for row, id_ in enumerate(ids)}
-        facets._chunks.replace(np.asarray(arrays["rows.chunks"], dtype=np.int64))
+        chunks = np.asarray(arrays["rows.chunks"], dtype=np.int64)
+        ids = arrays["rows.ids"]
+        facets._row_of = {ids[row].decode(): int(row) for row in np.flatnonzero(chunks)}
+        facets._chunks.replace(chunks)
+        facets._ids.replace(ids)
         for key, field in facets._fields.items():
             field.rows.replace(np.asarray(arrays[f"{key}.rows"], dtype=np.int64))
             field.values.replace(np.asarray(arrays[f"{key}.values"], dtype=np.int64))

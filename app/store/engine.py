@@ -34,9 +34,9 @@ import qdrant_edge as qe
 from app.store.edge import EdgeStore
 from app.store.errors import StorageFull, StoreError
 from app.store.journal import JournalReader, JournalWriter
+from app.store.launch import KEY_ENV
 from app.store.layout import IndexLayout
 from app.store.wire import (
-    KEY_ENV,
     PROTOCOL,
     READS,
     WRITES,
