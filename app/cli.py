@@ -231,10 +231,11 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _export_model(args: argparse.Namespace) -> int:
-    from app.embeddings.model_files import onnx_path
+    from app.embeddings.model_files import exported, onnx_path
 
-    target = onnx_path(args.model_dir or Settings().model_dir)
-    if target.exists() and not args.force:
+    model_dir = args.model_dir or Settings().model_dir
+    target = onnx_path(model_dir)
+    if exported(model_dir) and not args.force:
         print(f"ONNX model already exported: {target}")
         return 0
     from app.embeddings.export import export_onnx
@@ -332,7 +333,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     migrate.add_argument("--batch-size", type=int, default=256, help="points per write")
     migrate.set_defaults(run=_migrate)
     export = commands.add_parser(
-        "export-model", help="export the shipped MiniLM weights to ONNX (needs torch)"
+        "export-model",
+        help="export the shipped MiniLM weights to ONNX (needs the export extra: torch)",
     )
     export.add_argument("--model-dir", type=Path, help="default: SEARCH_MODEL_DIR or the venv")
     export.add_argument("--force", action="store_true", help="export again even if present")
