@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from app.auth import DEV_PRINCIPAL, new_dev_token
 from app.config import Settings
+from app.telemetry.logs import configure_logging
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -101,6 +102,10 @@ def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
         loop="uvloop",  # C loop and parser: the event loop shares the GIL with every search
         http="httptools",
+        # The service's own logging (SEARCH_LOG_FORMAT) and access lines, which leave out the
+        # query string (it may hold a search's text).
+        log_config=None,
+        access_log=False,
     )
     server = Server(config)
     server.run()
@@ -307,7 +312,7 @@ def unindexed_warning(store: "Store", threshold: int) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(Settings().log_format)
     parser = argparse.ArgumentParser(prog="astrolabe-search")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the HTTP service")
