@@ -12,9 +12,12 @@ from typing import Any, Literal, TextIO
 from app.telemetry import request_id
 
 LogFormat = Literal["plain", "json"]
-# What a LogRecord holds by itself; anything else on a record came as `extra=` and is written
-# as a field of the JSON line.
-_RECORD_FIELDS = {*vars(logging.makeLogRecord({})), "message", "asctime", "request_id"}
+# What a LogRecord holds by itself (and uvicorn's terminal colours); anything else on a record
+# came as `extra=` and is written as a field of the JSON line.
+_RECORD_FIELDS = {
+    *vars(logging.makeLogRecord({})),
+    *("message", "asctime", "request_id", "color_message"),
+}
 # Libraries that log every outgoing call at INFO (the verify and embedding servers' URLs).
 _QUIET = ("httpx", "httpcore")
 
@@ -74,5 +77,6 @@ def configure_logging(log_format: LogFormat) -> None:
     handler.setFormatter(JsonFormatter() if log_format == "json" else PlainFormatter())
     root.addHandler(handler)
     root.setLevel(logging.INFO)
+    logging.captureWarnings(True)  # a warning is a log line too, not free text on stderr
     for name in _QUIET:
         logging.getLogger(name).setLevel(logging.WARNING)
