@@ -60,7 +60,7 @@ def export_onnx(target: Path) -> Path:
                 opset_version=OPSET,
                 dynamo=False,
             )
-        os.replace(temporary, target)
+        _publish(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
     return target
@@ -71,6 +71,13 @@ def _copy_atomically(source: Path, target: Path) -> None:
     os.close(handle)
     try:
         shutil.copyfile(source, temporary)
-        os.replace(temporary, target)
+        _publish(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
+
+
+def _publish(temporary: str, target: Path) -> None:
+    """Readable by everyone (mkstemp makes 0600 files: the image's build exports as root, the
+    service runs as another user), then renamed into place."""
+    os.chmod(temporary, 0o644)
+    os.replace(temporary, target)

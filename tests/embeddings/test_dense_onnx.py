@@ -46,8 +46,9 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> MiniLMEncoder:
     """Exported by this test from the shipped weights, not the copy setup made earlier."""
     model_dir = tmp_path_factory.mktemp("model")
     encoder = MiniLMEncoder(model_dir)
-    assert onnx_path(model_dir).is_file()
-    assert tokenizer_beside(onnx_path(model_dir)).is_file()
+    for file in (onnx_path(model_dir), tokenizer_beside(onnx_path(model_dir))):
+        assert file.is_file()
+        assert file.stat().st_mode & 0o444 == 0o444, "the service may run as another user"
     return encoder
 
 
