@@ -13,11 +13,18 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from app.auth import Authenticator
+from app.config import Settings
 from app.embeddings.dense import HashingEncoder
+from app.filters.spec import FilterSpec
+from app.search.service import SearchQuery
+from app.state import AppState
 from app.telemetry.middleware import METHODS, UNMATCHED
+from app.telemetry.search import filter_shape
+from app.telemetry.status import StatusCollector
 from bench.demo_server import free_port
 from bench.loopback import JsonHandler, loopback_server
-from tests.helpers import auth, doc, index, running_app
+from tests.helpers import JWT_SECRET, auth, doc, index, running_app
 
 # Strings the requests below carry where a careless label would pick them up.
 USER = "user-7f3a9c"
@@ -228,3 +235,24 @@ def test_the_metrics_port_serves_without_a_token(tmp_path: Path) -> None:
         assert client.get("/metrics").status_code == 401  # the main port still asks
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5)
+
+
+def test_a_service_still_loading_reports_only_that_it_is_not_ready() -> None:
+    state = AppState(Settings(jwt_secret=JWT_SECRET), Authenticator(JWT_SECRET, {}))
+    families = list(StatusCollector(state).collect())
+    assert [(f.name, [s.value for s in f.samples]) for f in families] == [
+        ("astrolabe_ready", [0.0])
+    ]
+
+
+def test_the_filter_shape_names_fields_and_floors_never_values() -> None:
+    spec = FilterSpec(tags=("secret-tag",), owners=("bob",), modified_after=1)
+    query = SearchQuery(text="q", spec=spec, min_relevance=0.5, score_threshold=0.1)
+    assert filter_shape(query) == [
+        "modified_after",
+        "tags",
+        "owners",
+        "min_relevance",
+        "score_threshold",
+    ]
+    assert filter_shape(SearchQuery(text="q")) == []
