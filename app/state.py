@@ -66,7 +66,7 @@ class AppState:
 
 
 def build_services(
-    settings: Settings, store: Store, dense: DenseEncoder | None, metrics: Metrics | None = None
+    settings: Settings, store: Store, dense: DenseEncoder | None, metrics: Metrics
 ) -> Services:
     model = dense if dense is not None else open_dense_encoder(settings)
     sparse = Bm25Encoder()
@@ -81,7 +81,7 @@ def build_services(
         for doc_type, doc_id in refs:
             indexer.delete(doc_key(doc_type, doc_id))
 
-    telemetry = SearchTelemetry(metrics or Metrics(), settings.slow_search_seconds)
+    telemetry = SearchTelemetry(metrics, settings.slow_search_seconds)
     search = SearchService(
         store,
         QueryEncoder(model, sparse),
