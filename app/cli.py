@@ -2,7 +2,6 @@
 
 import argparse
 import json
-import logging
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from app.auth import DEV_PRINCIPAL, new_dev_token
 from app.config import Settings
+from app.telemetry.logs import configure_logging
 
 if TYPE_CHECKING:
     import subprocess
@@ -127,6 +127,10 @@ def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
         loop="uvloop",  # C loop and parser: the event loop shares the GIL with every search
         http="httptools",
+        # The service's own logging (SEARCH_LOG_FORMAT) and access lines, which leave out the
+        # query string (it may hold a search's text).
+        log_config=None,
+        access_log=False,
     )
     server = Server(config)
     server.run()
@@ -258,10 +262,11 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _export_model(args: argparse.Namespace) -> int:
-    from app.embeddings.model_files import onnx_path
+    from app.embeddings.model_files import exported, onnx_path
 
-    target = onnx_path(args.model_dir or Settings().model_dir)
-    if target.exists() and not args.force:
+    model_dir = args.model_dir or Settings().model_dir
+    target = onnx_path(model_dir)
+    if exported(model_dir) and not args.force:
         print(f"ONNX model already exported: {target}")
         return 0
     from app.embeddings.export import export_onnx
@@ -321,7 +326,7 @@ def _build_hnsw(store: "Store") -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(Settings().log_format)
     parser = argparse.ArgumentParser(prog="astrolabe-search")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the HTTP service")
@@ -347,7 +352,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     migrate.add_argument("--batch-size", type=int, default=256, help="points per write")
     migrate.set_defaults(run=_migrate)
     export = commands.add_parser(
-        "export-model", help="export the shipped MiniLM weights to ONNX (needs torch)"
+        "export-model",
+        help="export the shipped MiniLM weights to ONNX (needs the export extra: torch)",
     )
     export.add_argument("--model-dir", type=Path, help="default: SEARCH_MODEL_DIR or the venv")
     export.add_argument("--force", action="store_true", help="export again even if present")

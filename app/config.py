@@ -44,3 +44,9 @@ class Settings(BaseSettings):
     embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     embedding_api_key: str | None = None
     mcp_enabled: bool = True  # the MCP endpoint at /mcp
+    # Operations (docs/deployment.md, "Monitoring"): log lines as plain text or JSON, the
+    # slow-search log threshold, and /metrics without a token on a port of its own.
+    log_format: Literal["plain", "json"] = "plain"
+    slow_search_seconds: float = Field(default=1.0, ge=0)
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    metrics_host: str = "127.0.0.1"

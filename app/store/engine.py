@@ -31,6 +31,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
+from app.config import Settings
 from app.store.edge import EdgeStore
 from app.store.errors import StorageFull, StoreError
 from app.store.journal import JournalReader, JournalWriter
@@ -45,6 +46,7 @@ from app.store.wire import (
     Moved,
     failure_of,
 )
+from app.telemetry.logs import configure_logging
 
 log = logging.getLogger("astrolabe.engine")
 REPLAY_PAUSE_S = 0.02  # how often a rebuilt copy looks for new journal records
@@ -301,7 +303,7 @@ def _open(args: argparse.Namespace) -> EdgeStore:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(Settings().log_format)  # the lines go where the supervisor's go
     args = _parse(argv)
     _die_with_parent(args.parent)
     key = bytes.fromhex(os.environ.pop(KEY_ENV))
