@@ -34,8 +34,8 @@ class Settings(BaseSettings):
     verify_timeout: float = Field(default=2.0, gt=0)
     rrf_k: int = Field(default=60, ge=1)
     min_free_bytes: int = Field(default=256 * 2**20, ge=0)
-    # Embedded engine: past this many chunks outside the HNSW index, `ingest` and `demo` build
-    # it when they finish and `serve` warns at start (docs/deployment.md has the measurements).
+    # Embedded engine: past this many chunks outside the HNSW index, `serve` rebuilds it on the
+    # side (app/store/embedded.py) and `ingest` and `demo` build it when they finish.
     hnsw_threshold: int = Field(default=10_000, ge=0)
     max_pending: int = Field(default=10_000, ge=1)
     max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
