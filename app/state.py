@@ -9,6 +9,7 @@ from app.auth import Authenticator
 from app.config import Settings
 from app.embeddings.choose import open_dense_encoder
 from app.embeddings.dense import DenseEncoder
+from app.embeddings.query_cache import QueryVectorCache
 from app.embeddings.sparse import Bm25Encoder
 from app.errors import NotReady
 from app.ingest.leases import LeaseKeeper
@@ -84,7 +85,7 @@ def build_services(
     telemetry = SearchTelemetry(metrics, settings.slow_search_seconds)
     search = SearchService(
         store,
-        QueryEncoder(model, sparse),
+        QueryEncoder(QueryVectorCache(model), sparse),
         settings.rrf_k,
         verifier,
         forget_missing,
