@@ -232,7 +232,11 @@ class EmbeddedEngine:
         self._started.set()
         try:
             while not self._stopping.wait(self._pause()):
-                self._step()
+                try:
+                    self._step()
+                except (OSError, EOFError, errors.StoreError) as exc:
+                    # An engine died mid-call: the next step sees it and recovers.
+                    log.warning("engine supervisor: %s: %s", type(exc).__name__, exc)
         finally:
             self._stop_all()
 
@@ -314,7 +318,11 @@ class EmbeddedEngine:
         if not engine.ready.is_set():
             return
         journaled = served.control(Control.PROGRESS)["journaled"]
-        applied = engine.control(Control.PROGRESS)["applied"]
+        try:
+            applied = engine.control(Control.PROGRESS)["applied"]
+        except errors.StoreError as exc:
+            self._abandon(rebuild, exc.message)
+            return
         if journaled - applied <= CAUGHT_UP_RECORDS:
             _failpoint("caught_up")
             self._hand_over(served, rebuild)
@@ -333,7 +341,9 @@ class EmbeddedEngine:
             self._abandon(rebuild, f"handover failed: {exc}")
             return
         _failpoint("switched")
-        served.control(Control.RETIRE)
+        # From here on the copy is the index: whatever befalls the old engine now, go on.
+        with contextlib.suppress(OSError, EOFError, errors.StoreError):
+            served.control(Control.RETIRE)
         self._served = rebuild.engine
         self._endpoint.set(rebuild.engine.socket)
         _failpoint("retired")
@@ -370,6 +380,9 @@ class EmbeddedEngine:
         self._retry_at = time.monotonic() + RETRY_AFTER_FAILURE_S
 
     def _discard(self, copy: Path) -> None:
+        if copy == self.layout.current():  # never the generation in use, whatever went wrong
+            log.error("not deleting %s: index.json names it", copy)
+            return
         shutil.rmtree(copy, ignore_errors=True)
         for path in (IndexLayout.journal(copy), IndexLayout.facet_snapshot(copy)):
             path.unlink(missing_ok=True)

@@ -141,7 +141,10 @@ class Engine:
                 self._journal = None
 
     def progress(self) -> dict[str, int]:
-        applied = self._replay.applied if self._replay is not None else 0
+        applied = 0
+        if self._replay is not None:
+            self._replay.check()
+            applied = self._replay.applied
         return {"journaled": self._journaled, "applied": applied}
 
     def seal(self) -> int:
@@ -210,13 +213,23 @@ class Replay:
         self._finished = threading.Event()
         self._thread = threading.Thread(target=self._follow, name="journal-replay", daemon=True)
         self.applied = 0
+        self._failure: Exception | None = None
 
     def start(self) -> None:
         self._thread.start()
 
+    def check(self) -> None:
+        """Raise what stopped the replay, if anything did (the rebuild is then abandoned)."""
+        if self._failure is not None:
+            raise StoreError(f"replaying the journal failed: {self._failure}")
+
     def _follow(self) -> None:
-        while not self._finished.wait(REPLAY_PAUSE_S):
-            self._apply()
+        try:
+            while not self._finished.wait(REPLAY_PAUSE_S):
+                self._apply()
+        except Exception as exc:
+            log.exception("replaying the journal failed")
+            self._failure = exc
 
     def _apply(self, up_to: int | None = None) -> None:
         with self._lock:
@@ -227,6 +240,7 @@ class Replay:
     def finish(self, records: int) -> int:
         self._finished.set()
         self._thread.join()
+        self.check()
         try:
             self._apply(records)
         finally:
