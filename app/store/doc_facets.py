@@ -56,9 +56,9 @@ def is_document(payload: dict[str, Any]) -> bool:
 
 
 class _Growable:
-    """An array appended to in place (capacity doubles): int64, or `dtype`."""
+    """An array of `dtype` appended to in place (capacity doubles)."""
 
-    def __init__(self, dtype: str = "int64") -> None:
+    def __init__(self, dtype: str) -> None:
         self._dtype = np.dtype(dtype)
         self._data: npt.NDArray[Any] = np.zeros(1024, dtype=self._dtype)
         self.size = 0
@@ -86,8 +86,8 @@ class _Field:
 
     def __init__(self, keyword: bool) -> None:
         self.keyword = keyword
-        self.rows = _Growable()
-        self.values = _Growable()
+        self.rows = _Growable("int32")
+        self.values = _Growable("int32" if keyword else "int64")  # codes, or the numbers
         self.codes: dict[str, int] = {}
         self.vocabulary: list[str] = []
 
@@ -127,7 +127,7 @@ class DocumentFacets:
         self._lock = threading.Lock()
         self._row_of: dict[str, int] = {}
         # Per row: its document's chunks (total_chunks), 0 once replaced or deleted; its point id.
-        self._chunks = _Growable()
+        self._chunks = _Growable("int32")
         self._ids = _Growable(POINT_ID)
         # Condition -> rows matching it, until the next refresh: the five facets and the count
         # of one search share most of their conditions.
@@ -222,14 +222,14 @@ class DocumentFacets:
     ) -> "DocumentFacets":
         """An index as `export` gave it, complete (`loaded`)."""
         facets = cls()
-        chunks = np.asarray(arrays["rows.chunks"], dtype=np.int64)
+        chunks = arrays["rows.chunks"]
         ids = arrays["rows.ids"]
         facets._row_of = {ids[row].decode(): int(row) for row in np.flatnonzero(chunks)}
         facets._chunks.replace(chunks)
         facets._ids.replace(ids)
         for key, field in facets._fields.items():
-            field.rows.replace(np.asarray(arrays[f"{key}.rows"], dtype=np.int64))
-            field.values.replace(np.asarray(arrays[f"{key}.values"], dtype=np.int64))
+            field.rows.replace(arrays[f"{key}.rows"])
+            field.values.replace(arrays[f"{key}.values"])
             if field.keyword:
                 field.vocabulary = list(vocabularies[key])
                 field.codes = {value: code for code, value in enumerate(field.vocabulary)}
