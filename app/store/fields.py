@@ -7,6 +7,12 @@ from enum import StrEnum
 KIND = "kind"
 KIND_CHUNK = "chunk"  # a searchable chunk of an indexed document
 KIND_PENDING = "pending"  # the placeholder of an accepted, not yet indexed document
+KIND_META = "meta"  # statistics of the index itself (app.ingest.sparse_fit); never a result
+
+# The index's BM25 statistic (on its metadata point).
+BM25_AVG_LEN = "bm25_avg_len"  # mean chunk length the sparse vectors are encoded with
+BM25_CHUNKS = "bm25_chunks"  # how many chunks that mean was measured over
+BM25_RESUME = "bm25_resume"  # a re-encoding under way: where it continues (None: none)
 
 # Identity and access (chunks and placeholders).
 DOC_KEY = "doc_key"  # `doc_type:doc_id`, one document (see doc_key())
