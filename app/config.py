@@ -44,3 +44,8 @@ class Settings(BaseSettings):
     embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     embedding_api_key: str | None = None
     mcp_enabled: bool = True  # the MCP endpoint at /mcp
+    # A reranker speaking the common /rerank protocol (app.search.rerank); unset: none.
+    rerank_url: str | None = None
+    rerank_model: str | None = None
+    rerank_api_key: str | None = None
+    rerank_top_n: int = Field(default=30, ge=1, le=1000)

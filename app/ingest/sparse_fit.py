@@ -26,7 +26,7 @@ from app.embeddings.sparse import Bm25Encoder, token_count
 from app.filters import selectors
 from app.store import fields
 from app.store.base import Hit, Store
-from app.store.fields import SPARSE_VECTOR
+from app.store.fields import SPARSE_VECTOR, chunk_text
 
 DRIFT_BOUND = 0.25
 META_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "astrolabe:index-statistics"))
@@ -81,11 +81,6 @@ def read_fit(store: Store) -> SparseFit | None:
 
 def write_fit(store: Store, fit: SparseFit) -> None:
     store.upsert([models.PointStruct(id=META_ID, vector={}, payload=fit.payload())])
-
-
-def chunk_text(payload: dict[str, Any]) -> str:
-    """What the Indexer encodes for a chunk: its title line, then its text."""
-    return f"{payload.get(fields.TITLE) or ''}\n{payload.get(fields.TEXT) or ''}"
 
 
 def mean_length(texts: list[str]) -> float:
@@ -172,7 +167,9 @@ def _revision_key(hit: Hit) -> tuple[bool, int]:
     return (revision is not None, revision or 0)
 
 
-def _write_sparse(store: Store, encoder: Bm25Encoder, hits: list[Hit], revision: int | None) -> None:
+def _write_sparse(
+    store: Store, encoder: Bm25Encoder, hits: list[Hit], revision: int | None
+) -> None:
     """Only onto chunks still of the revision read: a chunk replaced meanwhile (a newer version
     of its document, encoded with the new mean already) is left as it is."""
     vectors = encoder.encode_documents([chunk_text(hit.payload) for hit in hits])

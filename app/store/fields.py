@@ -2,6 +2,7 @@
 names. Also the payload indexes every filtered field gets, and the vector names."""
 
 from enum import StrEnum
+from typing import Any
 
 # What a point is.
 KIND = "kind"
@@ -51,6 +52,16 @@ LEASE_UNTIL = "lease_until"
 
 DENSE_VECTOR = "dense"
 SPARSE_VECTOR = "sparse"
+
+
+def embedded_text(title: str | None, text: str | None) -> str:
+    """What a chunk's vectors are computed from: its document's title line, then its text."""
+    return f"{title or ''}\n{text or ''}"
+
+
+def chunk_text(payload: dict[str, Any]) -> str:
+    """`embedded_text` of a stored chunk."""
+    return embedded_text(payload.get(TITLE), payload.get(TEXT))
 
 
 def doc_key(doc_type: str, doc_id: str) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import qdrant_edge as qe
 from qdrant_client import models
 
 from app.embeddings.dense import HashingEncoder
@@ -15,10 +16,10 @@ from app.filters import selectors
 from app.ingest import sparse_fit
 from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
-from app.ingest.sparse_fit import DRIFT_BOUND, META_ID, chunk_text, read_fit, refit
-from app.store.base import Store
+from app.ingest.sparse_fit import DRIFT_BOUND, META_ID, read_fit, refit
+from app.store.base import Hit, Store
 from app.store.edge import EdgeStore
-from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
+from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR, chunk_text
 from app.store.server import ServerStore
 from tests.helpers import doc
 from tests.store.test_congruence import LOCAL_MODE_WARNING
@@ -68,7 +69,9 @@ def _stored(store: Store) -> dict[str, tuple[dict[str, object], models.SparseVec
 def _sparse(store: Store, point_id: str) -> models.SparseVector:
     if isinstance(store, EdgeStore):
         record = store._shard.retrieve([point_id], False, [SPARSE_VECTOR])[0]
+        assert isinstance(record.vector, dict)
         vector = record.vector[SPARSE_VECTOR]
+        assert isinstance(vector, qe.SparseVector)
         return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
     assert isinstance(store, ServerStore)
     point = store._client.retrieve("c", [point_id], with_vectors=[SPARSE_VECTOR])[0]
@@ -183,7 +186,7 @@ def test_a_chunk_replaced_meanwhile_keeps_its_own_vector(store: Store) -> None:
     sparse_fit._write_sparse(
         store,
         Bm25Encoder(1000.0),
-        [sparse_fit.Hit(point_id, 0.0, payload)],
+        [Hit(point_id, 0.0, payload)],
         stale,
     )
     assert _same(_sparse(store, point_id), sparse)
