@@ -6,7 +6,7 @@ first scores 1.
   largest possible value, sum of w / k. Weights are 2 x dense_weight and 2 x (1 - dense_weight),
   so the default weight 0.5 gives Qdrant's unweighted scores.
 - DBSF: each branch's scores mapped from mean -+ 3 standard deviations onto [0, 1], weighted
-  as RRF; relevance: the sum over the weights' sum.
+  as RRF; relevance: the sum over that of a hit first in every branch.
 - Convex: dense_weight x cosine and (1 - dense_weight) x BM25, each scaled by the branch's best
   score from its theoretical floor (-1 for a cosine, 0 for BM25); the score is the relevance.
 
@@ -55,9 +55,8 @@ class Fusion:
         return [Hit(id_, score, {}) for id_, score in scores.items()]
 
     def best_possible(self, branches: Sequence[Branch]) -> float:
-        """The fused score of a hit every branch ranks first."""
-        weights = sum(branch.weight for branch in branches)
-        return weights / self.rrf_k if self.method is FusionMethod.RRF else weights
+        """The fused score of a hit every branch that found anything ranks first."""
+        return sum(self._scaled(branch)[0] for branch in branches if branch.hits) or 1.0
 
     def _scaled(self, branch: Branch) -> list[float]:
         scores = [hit.score for hit in branch.hits]

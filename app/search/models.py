@@ -11,7 +11,13 @@ from app.filters.spec import FilterSpec, format_timestamp
 from app.search.algorithms import Algorithm, FusionMethod, RelevanceSource
 from app.search.context import MAX_CONTEXT
 from app.search.projection import Projection
-from app.search.service import Granularity, Relevance, SearchOutcome, SearchQuery
+from app.search.service import (
+    RELEVANCE_DIGITS,
+    Granularity,
+    Relevance,
+    SearchOutcome,
+    SearchQuery,
+)
 from app.store import fields
 from app.store.base import Hit
 
@@ -199,7 +205,7 @@ class SearchResult(BaseModel):
     ) -> "SearchResult":
         p = hit.payload
         return cls(
-            relevance=None if relevance is None else round(relevance.value, 6),
+            relevance=None if relevance is None else round(relevance.value, RELEVANCE_DIGITS),
             relevance_source=None if relevance is None else relevance.source,
             doc_type=p[fields.DOC_TYPE],
             doc_id=p[fields.DOC_ID],

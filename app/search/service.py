@@ -107,6 +107,15 @@ def doc_ref(hit: Hit) -> DocRef:
     return (str(hit.payload[fields.DOC_TYPE]), str(hit.payload[fields.DOC_ID]))
 
 
+RELEVANCE_DIGITS = 6  # as responses show it
+# A relevance shown (rounded) and sent back as min_relevance keeps its own result.
+_SHOWN = 0.5 * 10**-RELEVANCE_DIGITS
+
+
+def reaches(relevance: float, min_relevance: float | None) -> bool:
+    return min_relevance is None or relevance >= min_relevance - _SHOWN
+
+
 def relevance_of(algorithm: SearchAlgorithm, ranked: list[Hit]) -> dict[str, Relevance]:
     source = algorithm.relevance_source
     if source is None or not ranked:
@@ -122,7 +131,7 @@ def at_least(
     if min_relevance is None or algorithm.relevance_source is None or not ranked:
         return ranked
     best = ranked[0].score
-    return [hit for hit in ranked if algorithm.relevance(hit.score, best) >= min_relevance]
+    return [hit for hit in ranked if reaches(algorithm.relevance(hit.score, best), min_relevance)]
 
 
 def best_chunk_per_document(hits: list[Hit]) -> list[Hit]:
@@ -256,7 +265,7 @@ class SearchService:
         for ranked in order:
             hit = top[ranked.index]
             relevance[hit.id] = Relevance(ranked.score, RelevanceSource.RERANK)
-            if query.min_relevance is None or ranked.score >= query.min_relevance:
+            if reaches(ranked.score, query.min_relevance):
                 chosen.append(hit)
             else:
                 dropped += 1

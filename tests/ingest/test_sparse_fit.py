@@ -27,7 +27,8 @@ from tests.store.test_congruence import LOCAL_MODE_WARNING
 SHORT = "Neutron flux in a reactor core."
 LONG = " ".join(
     f"Measurement {i} of the neutron flux, the reactor power and the coolant temperature"
-    f" taken during run {i} of the experiment." for i in range(8)
+    f" taken during run {i} of the experiment."
+    for i in range(8)
 )
 
 
