@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from app.search.fusion import Branch, Fusion, FusionMethod
 from app.store.base import Hit
-from tests.helpers import assert_invalid, doc, ids, post_search, search, shared_app
+from tests.helpers import assert_invalid, auth, doc, ids, post_search, search, shared_app
 
 CORPUS = [
     doc("reactor", "Neutron flux measurements in the reactor core during the power run."),
@@ -135,3 +135,10 @@ def test_feedback_never_reads_a_document_the_user_cannot(
         assert "bridge" not in ids(search(app, query="quasar redshift", algorithm="bm25"))
         bob = search(app, user="bob", query="quasar redshift", algorithm="bm25", feedback=True)
         assert ids(bob) == ["other"]
+
+
+def test_status_reports_the_bm25_statistic(client: TestClient) -> None:
+    status = client.get("/api/v1/status", headers=auth()).json()
+    assert 5 < status["bm25_avg_len"] < 15  # these one-line notes, in BM25 tokens
+    assert status["documents"] == len(CORPUS) and status["chunks"] == len(CORPUS)
+    assert status["supported_fusions"] == ["rrf", "dbsf", "convex"]
