@@ -63,9 +63,9 @@ def variants(weights: tuple[float, ...]) -> list[Variant]:
     plain = [
         Variant("bm25", {"algorithm": "bm25"}),
         Variant("semantic", {"algorithm": "semantic"}),
-        Variant("hybrid rrf", {"fusion": "rrf"}, weights, 0.5),
-        Variant("hybrid dbsf", {"fusion": "dbsf"}, weights, 0.5),
-        Variant("hybrid convex", {"fusion": "convex"}, weights, 0.8),
+        Variant("hybrid rrf", {"fusion": "rrf"}, weights, 0.4),
+        Variant("hybrid dbsf", {"fusion": "dbsf"}, weights, 0.4),
+        Variant("hybrid convex", {"fusion": "convex"}, weights, 0.7),
     ]
     with_feedback = [
         Variant(f"{v.name} + feedback", v.body | {"feedback": True}, v.weights, v.default_weight)
@@ -196,7 +196,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.k_grid, args.weights = K_GRID, WEIGHTS
     if args.smoke:
-        args.queries, args.k_grid, args.weights = 5, (DEFAULT_K,), (0.5, 0.8)
+        args.queries, args.k_grid, args.weights = 5, (DEFAULT_K,), (0.4, 0.7)
     return args
 
 

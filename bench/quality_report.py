@@ -50,7 +50,7 @@ def table(name: str, measured: dict[str, Any]) -> list[str]:
             f"| {variant} | {row['default'] or '-'} | {row['ndcg@10']:.3f} |"
             f" {row['recall@100']:.3f} | {_cv(row)} | {_chosen(row)} | {row['p50_ms']:g} |"
         )
-    return lines + [""]
+    return [*lines, ""]
 
 
 def plot(result: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ import qdrant_edge as qe
 from qdrant_client import models
 
 K = 1.2
-B = 0.5
+B = 0.4
 DEFAULT_AVG_LEN = 256.0  # the library's own default: until an index has a measured mean
 
 

@@ -10,9 +10,10 @@ dense model never runs), a page at a time; the metadata point says where the pas
 interrupted run resumes there, and chunks written meanwhile already use the new mean.
 
 Why 25 %: on Vaswani and on a collection of 6-abstract documents, encoding with the mean off by
-a factor 0.8..1.25 moved BM25's nDCG@10 by at most 0.003 and left 94-96 % of each top 10 in
-place; at 0.5 or 2 it lost 0.01 and a seventh of the top 10 (docs/benchmarks.md). A pass costs a
-rewrite of every sparse vector and, on the embedded engine, a rebuild of the HNSW index."""
+a factor 0.8..1.25 moved BM25's nDCG@10 by at most 0.004 and left over 95 % of each top 10 in
+place; off by a factor 2 it lost up to 0.008 and 7-12 % of the top 10 (docs/benchmarks.md). A
+pass costs a rewrite of every sparse vector and, on the embedded engine, a rebuild of the HNSW
+index."""
 
 import uuid
 from collections.abc import Callable

@@ -4,7 +4,7 @@ first scores 1.
 
 - RRF: sum of w / (k + rank) (rank from 0, as Qdrant counts it); relevance: that over its
   largest possible value, sum of w / k. Weights are 2 x dense_weight and 2 x (1 - dense_weight),
-  so the default weight 0.5 gives Qdrant's unweighted scores.
+  so a weight of 0.5 gives Qdrant's unweighted scores.
 - DBSF: each branch's scores mapped from mean -+ 3 standard deviations onto [0, 1], weighted
   as RRF; relevance: the sum over that of a hit first in every branch.
 - Convex: dense_weight x cosine and (1 - dense_weight) x BM25, each scaled by the branch's best
@@ -29,7 +29,7 @@ class FusionMethod(StrEnum):
 
 
 # The dense weight each fusion takes by default, chosen by cross-validation on Vaswani.
-DEFAULT_DENSE_WEIGHT = {FusionMethod.RRF: 0.5, FusionMethod.DBSF: 0.5, FusionMethod.CONVEX: 0.8}
+DEFAULT_DENSE_WEIGHT = {FusionMethod.RRF: 0.4, FusionMethod.DBSF: 0.4, FusionMethod.CONVEX: 0.7}
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ class SearchBody(FilterFields):
         allow_inf_nan=False,
         strict=True,
         description="hybrid only: the dense branch's weight against the sparse one's (1 -"
-        " dense_weight). Default: 0.5 for rrf and dbsf, 0.8 for convex (docs/benchmarks.md).",
+        " dense_weight). Default: 0.4 for rrf and dbsf, 0.7 for convex (docs/benchmarks.md).",
     )
     feedback: StrictBool = Field(
         default=False,
