@@ -5,8 +5,8 @@ first scores 1.
 - RRF: sum of w / (k + rank) (rank from 0, as Qdrant counts it); relevance: that over its
   largest possible value, sum of w / k. Weights are 2 x dense_weight and 2 x (1 - dense_weight),
   so a weight of 0.5 gives Qdrant's unweighted scores.
-- DBSF: each branch's scores mapped from mean -+ 3 standard deviations onto [0, 1], weighted
-  as RRF; relevance: the sum over that of a hit first in every branch.
+- DBSF: each branch's scores mapped linearly from mean -+ 3 standard deviations to 0 and 1,
+  weighted as RRF; relevance: the sum over that of a hit first in every branch.
 - Convex: dense_weight x cosine and (1 - dense_weight) x BM25, each scaled by the branch's best
   score from its theoretical floor (-1 for a cosine, 0 for BM25); the score is the relevance.
 
@@ -72,12 +72,14 @@ class Fusion:
 
 
 def _distribution_scaled(scores: list[float]) -> list[float]:
+    """Mean - 3 standard deviations -> 0, mean + 3 -> 1, linearly and unclipped: a clipped top
+    would tie the few scores far above the rest (BM25's best often are)."""
     mean = statistics.fmean(scores)
     spread = 6 * statistics.pstdev(scores) if len(scores) > 1 else 0.0
     if spread <= 0:
         return [1.0] * len(scores)
     low = mean - spread / 2
-    return [min(1.0, max(0.0, (value - low) / spread)) for value in scores]
+    return [(value - low) / spread for value in scores]
 
 
 def branch_weights(method: FusionMethod, dense_weight: float) -> tuple[float, float]:
