@@ -36,6 +36,7 @@ from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from bench.corpus import QUALITY_GROUP, load_vaswani
 from bench.loopback import JsonHandler, loopback_server
 from bench.prepare import COLLECTION, tier_dir
+from bench.quality_report import render_levers
 
 ROOT = Path(__file__).resolve().parent
 READER = Principal("quality", (QUALITY_GROUP,), frozenset({"search"}))
@@ -160,9 +161,10 @@ def report(walls: dict[str, list[float]], before: Any, after: Any) -> None:
         for name, w in walls.items()
     }
     load = {"before": [round(x, 2) for x in before], "after": [round(x, 2) for x in after]}
-    out = ROOT / "results" / "levers.json"
-    out.write_text(json.dumps({"rows": rows, "load_average": load}, indent=1))
+    result = {"rows": rows, "load_average": load}
+    (ROOT / "results" / "levers.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(rows, indent=1), json.dumps(load))
+    render_levers(result)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Render bench/results/quality.json into docs/benchmarks.md (between the quality markers) and
-docs/img/quality-latency.png (nDCG@10 against p50 latency).
+docs/img/quality-latency.png (nDCG@10 against p50 latency), and bench/results/levers.json
+(between the levers markers).
 
     .venv/bin/python -m bench.quality_report"""
 
@@ -12,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "quality.json"
 DOC = ROOT / "docs" / "benchmarks.md"
 PLOT = ROOT / "docs" / "img" / "quality-latency.png"
+LEVERS = ROOT / "bench" / "results" / "levers.json"
 START, END = "<!-- quality:start -->", "<!-- quality:end -->"
+LEVERS_START, LEVERS_END = "<!-- levers:start -->", "<!-- levers:end -->"
 TITLES = {
     "vaswani": "Vaswani (11,429 abstracts, ~42 words)",
     "long": "Longer documents (6 Vaswani abstracts each, ~250 words, 1-3 chunks)",
@@ -74,25 +77,48 @@ def plot(result: dict[str, Any]) -> None:
     fig.savefig(PLOT, dpi=110)
 
 
+def _between(start: str, end: str, lines: list[str]) -> None:
+    text = DOC.read_text()
+    if start not in text:
+        print(f"{DOC} has no {start} marker: nothing rendered", file=sys.stderr)
+        return
+    head, rest = text.split(start, 1)
+    DOC.write_text(head + "\n".join([start, *lines, end]) + rest.split(end, 1)[1])
+
+
 def render(result: dict[str, Any]) -> None:
-    lines = [START, "", f"Measured {result['date']}.", ""]
+    lines = ["", f"Measured {result['date']}.", ""]
     for name in ("vaswani", "long"):
         if name in result:
             lines += table(name, result[name])
-    lines += ["![nDCG@10 against p50](img/quality-latency.png)", "", END]
-    text = DOC.read_text()
-    if START in text:
-        head, rest = text.split(START, 1)
-        text = head + "\n".join(lines) + rest.split(END, 1)[1]
-    else:
-        print(f"{DOC} has no {START} marker: nothing rendered", file=sys.stderr)
-        return
-    DOC.write_text(text)
+    lines += ["![nDCG@10 against p50](img/quality-latency.png)", ""]
+    _between(START, END, lines)
     plot(result)
 
 
+def render_levers(result: dict[str, Any]) -> None:
+    load = result["load_average"]
+    lines = [
+        "",
+        f"Load average (1 / 5 / 15 min) {' / '.join(map(str, load['before']))} at the start,"
+        f" {' / '.join(map(str, load['after']))} at the end.",
+        "",
+        "| variant | p50 ms | p95 ms | p50 against before | p50 difference, ms |",
+        "|---|---|---|---|---|",
+    ]
+    for name, row in result["rows"].items():
+        lines.append(
+            f"| {name} | {row['p50_ms']:g} | {row['p95_ms']:g} | {row['vs_before']:.3f} |"
+            f" {row['delta_p50_ms']:+.2f} |"
+        )
+    _between(LEVERS_START, LEVERS_END, [*lines, ""])
+
+
 def main() -> None:
-    render(json.loads(RESULTS.read_text()))
+    if RESULTS.exists():
+        render(json.loads(RESULTS.read_text()))
+    if LEVERS.exists():
+        render_levers(json.loads(LEVERS.read_text()))
 
 
 if __name__ == "__main__":
