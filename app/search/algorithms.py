@@ -38,6 +38,7 @@ class RelevanceSource(StrEnum):
     RERANK = "rerank"
 
 
+# FusionMethod lives in app.search.fusion; the request models import it from here too.
 __all__ = ["FusionMethod", "RelevanceSource"]
 
 
@@ -91,12 +92,9 @@ class SearchAlgorithm(ABC):
         return sorted(hits, key=lambda hit: (-hit.score, hit.id))
 
     def relevance(self, score: float, best: float) -> float:
-        """A hit's relevance in [0, 1] from its score and the best score of the search."""
+        """A hit's relevance in [0, 1] from its score and the best score of the search (asked
+        only of an algorithm with a `relevance_source`)."""
         return 1.0
-
-    def score_floor(self, min_relevance: float, best: float) -> float:
-        """The score a hit needs for `min_relevance` (the inverse of `relevance`)."""
-        return min_relevance * best
 
     def candidates(
         self,
@@ -148,9 +146,6 @@ class Semantic(SearchAlgorithm):
 
     def relevance(self, score: float, best: float) -> float:
         return min(1.0, max(0.0, score))
-
-    def score_floor(self, min_relevance: float, best: float) -> float:
-        return min_relevance
 
     def _candidates(
         self,
@@ -223,9 +218,6 @@ class Hybrid(SearchAlgorithm):
 
     def relevance(self, score: float, best: float) -> float:
         return min(1.0, max(0.0, score / self._best_possible))
-
-    def score_floor(self, min_relevance: float, best: float) -> float:
-        return min_relevance * self._best_possible
 
     def _candidates(
         self,
