@@ -1,4 +1,4 @@
-"""`astrolabe-search serve | ingest | demo | migrate | export-model | optimize`."""
+"""`astrolabe-search serve | ingest | demo | migrate | export-model | optimize | reindex-sparse`."""
 
 import argparse
 import json
@@ -76,6 +76,8 @@ def _serve(args: argparse.Namespace) -> int:
             dense = open_remote_encoder(settings.embedding_url, settings)
         except (EmbeddingServerError, EmbeddingUnavailable) as exc:
             print(f"refusing to start: {exc}", file=sys.stderr)
+            if launched is not None:
+                _stop_launched(launched[1])
             return EXIT_REFUSED
     # Opened here, not in the lifespan: a refusal is one line, not a trace.
     store = open_serving_store(settings, launched)
@@ -92,6 +94,14 @@ def _launch_engine(settings: Settings) -> "tuple[Launcher, subprocess.Popen[str]
 
     launcher = Launcher.new(settings.data_dir, settings.collection, settings.min_free_bytes)
     return launcher, launcher.launch(launcher.socket(1))
+
+
+def _stop_launched(engine: "subprocess.Popen[str]") -> None:
+    """The early engine of a start refused after it was launched."""
+    engine.kill()
+    engine.wait()
+    if engine.stdout is not None:
+        engine.stdout.close()
 
 
 def open_serving_store(
@@ -167,6 +177,7 @@ def _index_locally(
             f"indexed {total} documents, {chunks} chunks in {seconds:.1f} s"
             f" ({chunks / max(seconds, 1e-9):.1f} chunks/s)"
         )
+        refit_sparse(store)
         if optimize:
             optimize_if_worth_it(store, settings.hnsw_threshold, chunks)
     finally:
@@ -284,13 +295,55 @@ def _optimize(args: argparse.Namespace) -> int:
 
     store = open_store(Settings(), facet_index=False)
     try:
+        refit_sparse(store)
         if store.vector_index() is None:
-            print("nothing to do: a Qdrant server builds its indexes by itself")
+            print("no HNSW index to build: a Qdrant server builds its indexes by itself")
             return 0
         _build_hnsw(store)
     finally:
         store.close()
     return 0
+
+
+def _reindex_sparse(args: argparse.Namespace) -> int:
+    """Re-encode the stored BM25 vectors with the index's live mean chunk length when it
+    drifted past the bound (`--force`: in any case); then, on the embedded engine, build the
+    HNSW index if the rewrite left enough chunks outside it."""
+    from app.store.open import open_store
+
+    settings = Settings()
+    store = open_store(settings, facet_index=False)
+    try:
+        if refit_sparse(store, force=args.force):
+            optimize_if_worth_it(store, settings.hnsw_threshold, 0)
+    finally:
+        store.close()
+    return 0
+
+
+def refit_sparse(store: "Store", force: bool = False) -> int:
+    """`app.ingest.sparse_fit.refit` with a progress bar and one line saying what it did;
+    returns the chunks re-encoded."""
+    from tqdm import tqdm
+
+    from app.ingest.sparse_fit import DRIFT_BOUND, refit
+
+    with tqdm(desc="BM25 re-encode", unit="chunk", leave=False) as bar:
+        done = refit(store, force=force, progress=bar.update)
+    if done.after is None:
+        print("BM25: no chunks indexed, nothing to fit")
+    elif not done.reencoded:
+        print(
+            f"BM25: mean chunk length {done.after.avg_len:.1f} tokens, live mean"
+            f" {done.live_mean:.1f} (within {DRIFT_BOUND:.0%}): sparse vectors kept"
+        )
+    else:
+        was = f" (was {done.before.avg_len:.1f})" if done.before is not None else ""
+        print(
+            f"BM25: re-encoded {done.reencoded} chunks with mean chunk length"
+            f" {done.after.avg_len:.1f} tokens{was}"
+        )
+    return done.reencoded
 
 
 def optimize_if_worth_it(store: "Store", threshold: int, written: int) -> None:
@@ -359,9 +412,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     export.add_argument("--force", action="store_true", help="export again even if present")
     export.set_defaults(run=_export_model)
     optimize = commands.add_parser(
-        "optimize", help="build the HNSW index offline (stop `serve` first: it takes minutes)"
+        "optimize",
+        help="re-fit BM25 if drifted, build the HNSW index offline (stop `serve` first: it"
+        " takes minutes)",
     )
     optimize.set_defaults(run=_optimize)
+    reindex = commands.add_parser(
+        "reindex-sparse",
+        help="re-encode the BM25 vectors from the stored text when the mean chunk length"
+        " drifted past 25 % (no dense model run; resumes where an interrupted run stopped)",
+    )
+    reindex.add_argument("--force", action="store_true", help="re-encode even within the bound")
+    reindex.set_defaults(run=_reindex_sparse)
     args = parser.parse_args(argv)
     sys.exit(_run(args))
 

@@ -50,3 +50,8 @@ class Settings(BaseSettings):
     slow_search_seconds: float = Field(default=1.0, ge=0)
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     metrics_host: str = "127.0.0.1"
+    # A reranker speaking the common /rerank protocol (app.search.rerank); unset: none.
+    rerank_url: str | None = None
+    rerank_model: str | None = None
+    rerank_api_key: str | None = None
+    rerank_top_n: int = Field(default=30, ge=1, le=1000)

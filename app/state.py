@@ -19,6 +19,7 @@ from app.ingest.service import IngestService
 from app.search.algorithms import QueryEncoder
 from app.search.api import SearchApi
 from app.search.navigation import Navigator
+from app.search.rerank import Reranker
 from app.search.service import SearchService
 from app.search.verify import DocRef, Verifier
 from app.store.base import Store
@@ -41,6 +42,7 @@ class Services:
     verifier: Verifier | None
     keeper: LeaseKeeper
     navigation: Navigator
+    reranker: Reranker | None = None
 
 
 @dataclass
@@ -82,6 +84,17 @@ def build_services(
         for doc_type, doc_id in refs:
             indexer.delete(doc_key(doc_type, doc_id))
 
+    reranker = (
+        Reranker(
+            settings.rerank_url,
+            settings.rerank_model,
+            settings.rerank_api_key,
+            settings.verify_timeout,
+            settings.rerank_top_n,
+        )
+        if settings.rerank_url
+        else None
+    )
     telemetry = SearchTelemetry(metrics, settings.slow_search_seconds)
     search = SearchService(
         store,
@@ -90,6 +103,8 @@ def build_services(
         verifier,
         forget_missing,
         telemetry.observe,
+        reranker,
+        settings.verify_timeout,
     )
     queue = IndexQueue(indexer, settings.max_pending)
     queue.start()
@@ -102,7 +117,7 @@ def build_services(
     keeper.start()
     ingest = IngestService(indexer, queue)
     return Services(
-        store, model, ingest, SearchApi(search, store), verifier, keeper, Navigator(store)
+        store, model, ingest, SearchApi(search, store), verifier, keeper, Navigator(store), reranker
     )
 
 
@@ -127,4 +142,6 @@ def close_services(state: AppState) -> None:
     services.ingest.queue.stop()
     if services.verifier is not None:
         services.verifier.close()
+    if services.reranker is not None:
+        services.reranker.close()
     services.store.close()

@@ -15,8 +15,9 @@ import numpy as np
 from qdrant_client import models
 
 from app.embeddings.dense import DIMENSION, MODEL_NAME, DenseEncoder, HashingEncoder
-from app.embeddings.sparse import Bm25Encoder
+from app.embeddings.sparse import DEFAULT_AVG_LEN, B, Bm25Encoder, K
 from app.ingest.pipeline import chunk_payload, chunk_point_id
+from app.ingest.sparse_fit import SparseFit, mean_length, write_fit
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from bench.corpus import Chunk, derived_chunks, embed_text, mix_vectors, real_chunks
@@ -54,9 +55,15 @@ class Prepared:
     hnsw_chunks: int = 0  # chunks in an HNSW index when the service starts
 
 
-def payload_layout() -> str:
+def payload_keys() -> str:
     sample = real_chunks({"x": "A sentence."})[0]
     return ",".join(sorted(chunk_payload(sample.doc, 0, 1, sample.span)))
+
+
+def payload_layout() -> str:
+    """The chunk payload's keys, and how the sparse vectors are encoded: a tier written in an
+    older layout is rebuilt."""
+    return f"{payload_keys()};bm25 k={K} b={B} fitted"
 
 
 def tier_dir(root: Path, tier: str) -> Path:
@@ -136,7 +143,7 @@ def _fitting_files(out: Path, tier: Tier) -> tuple[list[dict[str, Any]], np.ndar
     with (out / "points.jsonl").open() as lines:
         first = json.loads(lines.readline() or "{}")
     layout = ",".join(sorted(set(first) - {"id", "embed_text"}))
-    if layout != payload_layout():
+    if layout != payload_keys():
         return [], np.empty((0, DIMENSION), np.float32)
     points, vectors = read_peer_files(out)
     if len(points) != len(vectors) or tier.chunks not in (0, len(points)):
@@ -175,8 +182,13 @@ def load_store(
 
 
 def upsert_points(store: EdgeStore, points: list[dict[str, Any]], vectors: np.ndarray) -> None:
-    """Points as `write_peer_files` keeps them: the stored payload plus `id` and `embed_text`."""
-    sparse = Bm25Encoder()
+    """Points as `write_peer_files` keeps them: the stored payload plus `id` and `embed_text`.
+    BM25 fitted to them as the Indexer fits it (their mean length, kept in the index)."""
+    texts = [str(p["embed_text"]) for p in points]
+    fit = SparseFit(mean_length(texts), len(texts)) if texts else None
+    if fit is not None:
+        write_fit(store, fit)
+    sparse = Bm25Encoder(fit.avg_len if fit is not None else DEFAULT_AVG_LEN)
     for start in range(0, len(points), UPSERT_BATCH):
         part = points[start : start + UPSERT_BATCH]
         bm25 = sparse.encode_documents([str(p["embed_text"]) for p in part])

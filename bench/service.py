@@ -73,7 +73,10 @@ def write_keys(path: Path) -> Path:
 
 
 @contextmanager
-def running_service(data_dir: Path, timeout: float = 600) -> Iterator[Service]:
+def running_service(
+    data_dir: Path, timeout: float = 600, settings: dict[str, str] | None = None
+) -> Iterator[Service]:
+    """`settings`: more SEARCH_* variables for this run."""
     port = free_port()
     keys = write_keys(data_dir.parent / "keys.json")
     env = os.environ | {
@@ -81,6 +84,7 @@ def running_service(data_dir: Path, timeout: float = 600) -> Iterator[Service]:
         "SEARCH_COLLECTION": COLLECTION,
         "SEARCH_API_KEYS_FILE": str(keys),
         "SEARCH_JWT_SECRET": "",
+        **(settings or {}),
     }
     base = f"http://127.0.0.1:{port}"
     log = data_dir.parent / "serve.log"  # a file: a pipe nobody reads fills up and stops serve
