@@ -7,12 +7,13 @@ import logging
 import os
 import queue
 import resource
+import socket
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
-from multiprocessing import get_context
 from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,6 @@ log = logging.getLogger(__name__)
 
 WORKER_NICENESS = 10  # searches and embedding in the service come first
 WORKER_MEMORY_BYTES = 4 * 2**30  # address space of one worker: a reader past it fails alone
-_CONTEXT = get_context("spawn")  # never fork a process that runs threads (ONNX, the engine)
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Request:
     mime_type: str | None
 
 
-def _serve(connection: Connection, limits: ArchiveLimits) -> None:
+def serve(connection: Connection, limits: ArchiveLimits) -> None:
     """The worker's loop: one file at a time, answered with ("ok", Extracted) or
     ("refused", code, message)."""
     os.nice(WORKER_NICENESS)
@@ -58,18 +58,23 @@ def _serve(connection: Connection, limits: ArchiveLimits) -> None:
 
 
 class _Worker:
+    """A fresh interpreter (`python -m app.extract.worker`), not a fork of this process (which
+    runs threads) nor multiprocessing's spawn (which re-imports the main module)."""
+
     def __init__(self, limits: ArchiveLimits) -> None:
-        self.connection, child = _CONTEXT.Pipe()
-        self.process: BaseProcess = _CONTEXT.Process(
-            target=_serve, args=(child, limits), name="astrolabe-extract", daemon=True
+        ours, theirs = socket.socketpair()
+        command = [sys.executable, "-m", "app.extract.worker", str(theirs.fileno())]
+        command += [str(limits.max_bytes), str(limits.max_entries)]
+        self.process = subprocess.Popen(
+            command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL
         )
-        self.process.start()
-        child.close()
+        theirs.close()
+        self.connection = Connection(ours.detach())
 
     def stop(self) -> None:
         self.connection.close()
         self.process.kill()
-        self.process.join()
+        self.process.wait()
 
 
 class Extractor:
@@ -77,6 +82,7 @@ class Extractor:
     that wait their turn (call from a thread: `extract` blocks)."""
 
     def __init__(self, workers: int, timeout: float, limits: ArchiveLimits) -> None:
+        self.workers = workers
         self.timeout = timeout
         self.limits = limits
         self._idle: queue.Queue[_Worker | None] = queue.Queue()

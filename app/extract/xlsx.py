@@ -12,14 +12,18 @@ from app.extract.model import Extracted, Format, paged
 
 
 def extract(path: Path) -> Extracted:
-    workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    try:
-        sheets = [
-            _sheet(sheet.title, sheet.iter_rows(values_only=True)) for sheet in workbook.worksheets
-        ]
-        title = workbook.properties.title or None
-    finally:
-        workbook.close()
+    # A file object: given a path, openpyxl refuses any name not ending in .xlsx (an upload's
+    # temporary file has none; the content was sniffed already).
+    with path.open("rb") as file:
+        workbook = openpyxl.load_workbook(file, read_only=True, data_only=True)
+        try:
+            sheets = [
+                _sheet(sheet.title, sheet.iter_rows(values_only=True))
+                for sheet in workbook.worksheets
+            ]
+            title = workbook.properties.title or None
+        finally:
+            workbook.close()
     return paged(Format.XLSX, sheets, title)
 
 

@@ -10,6 +10,7 @@ from app.filters.models import AppliedFilters, FilterFields, FilterParams
 from app.filters.spec import FilterSpec, format_timestamp
 from app.search.algorithms import Algorithm, FusionMethod
 from app.search.context import MAX_CONTEXT
+from app.search.links import LinkTemplates
 from app.search.projection import Projection
 from app.search.service import Granularity, SearchOutcome, SearchQuery
 from app.store import fields
@@ -144,9 +145,21 @@ class SearchResult(BaseModel):
         " indexed before offsets were kept."
     )
     chunk_end_offset: int | None = Field(description="Where it ends (exclusive).")
+    page_number: int | None = Field(
+        description="Paged files: the page (PDF), slide (PPTX, ODP) or sheet (XLSX, ODS) the"
+        " chunk starts on, 1-based; null for unpaged documents."
+    )
+    page_end: int | None = Field(description="The page it ends on (a chunk may span PDF pages).")
+    page_count: int | None = Field(description="The document's pages, slides or sheets.")
+    url: str | None = Field(
+        description="The document's link (http or https): its own `url`, else one built by"
+        " SEARCH_LINK_TEMPLATE_<DOC_TYPE>; null without either."
+    )
 
     @classmethod
-    def of(cls, hit: Hit, with_excerpt: bool = True) -> "SearchResult":
+    def of(
+        cls, hit: Hit, with_excerpt: bool = True, links: LinkTemplates | None = None
+    ) -> "SearchResult":
         p = hit.payload
         return cls(
             doc_type=p[fields.DOC_TYPE],
@@ -166,6 +179,10 @@ class SearchResult(BaseModel):
             mime_type=p.get(fields.MIME_TYPE),
             chunk_start_offset=p.get(fields.CHUNK_START),
             chunk_end_offset=p.get(fields.CHUNK_END),
+            page_number=p.get(fields.PAGE_NUMBER),
+            page_end=p.get(fields.PAGE_END),
+            page_count=p.get(fields.PAGE_COUNT),
+            url=(links or LinkTemplates()).url(p),
         )
 
 
@@ -209,7 +226,11 @@ class SearchResponse(BaseModel):
 
     @classmethod
     def fields_of(
-        cls, query: SearchQuery, outcome: SearchOutcome, with_excerpts: bool = True
+        cls,
+        query: SearchQuery,
+        outcome: SearchOutcome,
+        with_excerpts: bool = True,
+        links: LinkTemplates | None = None,
     ) -> dict[str, Any]:
         """The response's fields; `facets` only when asked for (absent otherwise)."""
         shaped: dict[str, Any] = {
@@ -218,7 +239,7 @@ class SearchResponse(BaseModel):
             "algorithm_used": query.algorithm.value,
             "fusion": query.fusion.value,
             "granularity": query.granularity.value,
-            "results": [SearchResult.of(hit, with_excerpts) for hit in outcome.hits],
+            "results": [SearchResult.of(hit, with_excerpts, links) for hit in outcome.hits],
             "total_found": outcome.total_found,
             "verified_chunk_count": outcome.verified_chunk_count,
             "dropped_document_count": outcome.dropped_document_count,
@@ -260,6 +281,10 @@ EXAMPLE_RESPONSE: dict[str, Any] = {
             "category": None,
             "mime_type": "text/markdown",
             "path": "/Projects/Reports/q3.md",
+            "page_number": None,
+            "page_end": None,
+            "page_count": None,
+            "url": "https://cloud.example/f/4711",
         }
     ],
     "total_found": 1,
@@ -389,3 +414,7 @@ class ChunkContextResponse(BaseModel):
         description="The chunk with these offsets (else the one holding start)."
     )
     total_chunks: int
+    page_number: int | None = Field(
+        default=None,
+        description="That chunk's page, slide or sheet (1-based); null for unpaged documents.",
+    )

@@ -7,6 +7,7 @@ from enum import StrEnum
 KIND = "kind"
 KIND_CHUNK = "chunk"  # a searchable chunk of an indexed document
 KIND_PENDING = "pending"  # the placeholder of an accepted, not yet indexed document
+KIND_PURGE = "purge"  # a purge under way: its doc types and revision (ingest/purge.py)
 
 # Identity and access (chunks and placeholders).
 DOC_KEY = "doc_key"  # `doc_type:doc_id`, one document (see doc_key())
@@ -31,14 +32,23 @@ DIRECTORIES = "directories"  # the folders holding file_path, "/" first: the fol
 TAGS = "tags"
 CATEGORY = "category"
 MIME_TYPE = "mime_type"
+URL = "url"  # the document's own link (http/https), when it was sent with one
+# Paged files (PDF pages, slides, sheets): where the chunk starts and ends, 1-based, and how many
+# pages the document has. Absent for unpaged documents.
+PAGE_NUMBER = "page_number"
+PAGE_END = "page_end"
+PAGE_COUNT = "page_count"
+NO_TEXT = "no_text"  # true: the file had no text (a scan): indexed by its title alone
 
 # A placeholder: the accepted document and where its indexing stands.
 REVISION = "revision"
 STATUS = "status"
 STATUS_PENDING = "pending"
 STATUS_FAILED = "failed"
+STATUS_NO_TEXT = "no_text"  # a document status only: indexed, but its file had no text
 ERROR = "error"
 DOCUMENT = "document"
+DOC_TYPES = "doc_types"  # a purge's doc types
 # Which replica indexes a placeholder, and until when (seconds) unless it renews (ingest/leases).
 LEASE_OWNER = "lease_owner"
 LEASE_UNTIL = "lease_until"
