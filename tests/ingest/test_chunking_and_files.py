@@ -5,8 +5,10 @@ from pathlib import Path
 import pytest
 
 from app.errors import InvalidRequest
+from app.extract.archive import ArchiveLimits
+from app.extract.sandbox import Extractor
 from app.ingest.chunking import chunk_text
-from app.ingest.files import documents_from_paths
+from app.ingest.files import Refused, documents_from_files, find_files
 from app.ingest.models import validate_batch
 
 
@@ -33,12 +35,23 @@ def test_documents_from_a_folder(tmp_path: Path) -> None:
     (root / "sub").mkdir(parents=True)
     (root / "a.md").write_text("# Alpha title\n\nSome markdown body.")
     (root / "sub" / "b.html").write_text("<html><script>x()</script><p>Beta &amp; text</p></html>")
+    (root / "sub" / "c.pdf").write_bytes(b"%PDF-1.4 truncated")
     (root / "skip.bin").write_bytes(b"\x00\x01")
-    found = sorted(documents_from_paths([root], owner="erin"), key=lambda d: d["file_path"])
-    assert [d["file_path"] for d in found] == ["/notes/a.md", "/notes/sub/b.html"]
-    assert found[0]["title"] == "Alpha title" and found[0]["mime_type"] == "text/markdown"
-    assert "Beta & text" in found[1]["content"] and "x()" not in found[1]["content"]
-    assert validate_batch(found)[0].owner == "erin"
+    files = find_files([root])
+    assert [f.file_path for f in files] == ["/notes/a.md", "/notes/sub/b.html", "/notes/sub/c.pdf"]
+    extractor = Extractor(1, 60, ArchiveLimits())
+    try:
+        found = list(
+            documents_from_files(files, "erin", extractor, lambda f: f.path.suffix == ".md")
+        )
+    finally:
+        extractor.close()
+    assert found[0] is None  # current: not read again
+    html, broken = found[1], found[2]
+    assert not isinstance(html, Refused) and html is not None
+    assert html.owner == "erin" and html.mime_type == "text/html" and html.doc_type == "file"
+    assert "Beta & text" in html.content and "x()" not in html.content
+    assert isinstance(broken, Refused) and broken.code == "unreadable"
 
 
 def test_a_batch_is_normalized_and_validated_whole() -> None:
