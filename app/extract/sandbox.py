@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 WORKER_NICENESS = 10  # searches and embedding in the service come first
 WORKER_MEMORY_BYTES = 4 * 2**30  # address space of one worker: a reader past it fails alone
+START_SECONDS = 120  # a worker's imports, on a machine busy with other work
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ def serve(connection: Connection, limits: ArchiveLimits) -> None:
     ("refused", code, message)."""
     os.nice(WORKER_NICENESS)
     resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
+    connection.send(("ready",))  # its imports are done: the time limit counts from here
     while True:
         try:
             request: Request = connection.recv()
@@ -70,6 +72,12 @@ class _Worker:
         )
         theirs.close()
         self.connection = Connection(ours.detach())
+        try:
+            if not self.connection.poll(START_SECONDS) or self.connection.recv() != ("ready",):
+                raise OSError("the extraction worker did not start")
+        except BaseException:
+            self.stop()
+            raise
 
     def stop(self) -> None:
         self.connection.close()

@@ -78,7 +78,8 @@ def _text_format(head: bytes, name: str, mime_type: str) -> Format:
         return Format.EML
     if name.endswith(_MARKDOWN_NAMES) or mime_type.startswith("text/markdown"):
         return Format.MARKDOWN
-    if not name and len(_MARKDOWN_LINE.findall(text[:4096])) >= 2:
+    named_text = name.endswith((".txt", ".text")) or mime_type.startswith("text/plain")
+    if not named_text and len(_MARKDOWN_LINE.findall(text[:4096])) >= 2:
         return Format.MARKDOWN
     return Format.TEXT
 
