@@ -48,7 +48,7 @@ def pdf(pages: list[str], password: str | None = None, algorithm: str = "AES-256
         lines = [f"({_pdf_escape(line)}) Tj T*" for line in wrap(text, 90)]
         stream = DecodedStreamObject()
         stream.set_data(f"BT /F1 10 Tf 13 TL 40 750 Td {' '.join(lines)} ET".encode("cp1252"))
-        page.replace_contents(stream)
+        page.replace_contents(stream.flate_encode())  # compressed, as PDF writers do
     if password is not None:
         writer.encrypt(user_password=password, owner_password="owner", algorithm=algorithm)
     buffer = io.BytesIO()
@@ -93,8 +93,7 @@ def pptx_file(slides: list[str], notes: list[str] | None = None) -> bytes:
 
 
 def xlsx_file(sheets: list[list[list[object]]]) -> bytes:
-    workbook = openpyxl.Workbook()
-    workbook.remove(workbook.active)
+    workbook = openpyxl.Workbook(write_only=True)
     for number, rows in enumerate(sheets, 1):
         sheet = workbook.create_sheet(f"Sheet {number}")
         for row in rows:

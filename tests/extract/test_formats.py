@@ -1,6 +1,7 @@
 """Each format's extractor on real files: the text comes out, each page, slide or sheet holds its
 own text, the format is found from the content whatever the file is called."""
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,10 +28,10 @@ def page(extracted: Extracted, number: int) -> str:
     return extracted.text[starts[number - 1] : starts[number]].strip()
 
 
-PAGED = {
-    "pdf": (Format.PDF, lambda texts: samples.pdf(texts)),
-    "pptx": (Format.PPTX, lambda texts: samples.pptx_file(texts)),
-    "odp": (Format.ODP, lambda texts: samples.odp_file(texts)),
+PAGED: dict[str, tuple[Format, Callable[[list[str]], bytes]]] = {
+    "pdf": (Format.PDF, samples.pdf),
+    "pptx": (Format.PPTX, samples.pptx_file),
+    "odp": (Format.ODP, samples.odp_file),
     "xlsx": (Format.XLSX, lambda texts: samples.xlsx_file([[[t]] for t in texts])),
     "ods": (Format.ODS, lambda texts: samples.ods_file([[t] for t in texts])),
 }
@@ -58,9 +59,9 @@ def test_each_page_slide_or_sheet_holds_its_own_text(tmp_path: Path, kind: str) 
     ],
 )
 def test_unpaged_formats_give_their_text_in_order(
-    tmp_path: Path, make: object, format: Format
+    tmp_path: Path, make: Callable[[], bytes], format: Format
 ) -> None:
-    extracted = read(tmp_path, make())  # type: ignore[operator]
+    extracted = read(tmp_path, make())
     assert extracted.format is format
     assert extracted.page_starts == () and extracted.page_count is None
     flat = " ".join(extracted.text.split())

@@ -6,9 +6,9 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from msoffcrypto.format.ooxml import OOXMLFile
 import pytest
 from fastapi.testclient import TestClient
+from msoffcrypto.format.ooxml import OOXMLFile
 
 from app.embeddings.dense import HashingEncoder
 from tests.extract import samples

@@ -3,6 +3,7 @@ first doc type is deleted (a `sitecustomize` on its PYTHONPATH slows that one me
 is the shipped code), killed in that pause, started again. Every document must be fully present
 or fully gone at every step, and the restart must finish the purge."""
 
+import contextlib
 import json
 import signal
 import threading
@@ -110,7 +111,5 @@ def _count(base: str, doc_type: str) -> int:
 
 
 def _quietly_post(url: str, body: dict[str, Any]) -> None:
-    try:
+    with contextlib.suppress(httpx.HTTPError):  # the service is killed while this waits
         httpx.post(url, json=body, headers=HEADERS, timeout=60)
-    except httpx.HTTPError:
-        pass  # the service is killed while this waits
