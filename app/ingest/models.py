@@ -293,24 +293,21 @@ class FileFacts(BaseModel):
     )
 
 
+FILE_EXAMPLE = {
+    "doc_type": "file",
+    "doc_id": "4711",
+    "format": "pdf",
+    "mime_type": "application/pdf",
+    "page_count": 12,
+    "characters": 23817,
+}
+
+
 class FileAccepted(FileFacts, Accepted):
     """202: the file's text is queued (a placeholder holds it: a restart never needs the file)."""
 
     model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "accepted": 1,
-                    "doc_type": "file",
-                    "doc_id": "4711",
-                    "format": "pdf",
-                    "mime_type": "application/pdf",
-                    "page_count": 12,
-                    "characters": 23817,
-                    "status": "pending",
-                }
-            ]
-        }
+        json_schema_extra={"examples": [{"accepted": 1, **FILE_EXAMPLE, "status": "pending"}]}
     )
 
 
@@ -319,19 +316,7 @@ class FileIndexed(FileFacts, Indexed):
 
     model_config = ConfigDict(
         json_schema_extra={
-            "examples": [
-                {
-                    "indexed": 1,
-                    "chunks": 18,
-                    "doc_type": "file",
-                    "doc_id": "4711",
-                    "format": "pdf",
-                    "mime_type": "application/pdf",
-                    "page_count": 12,
-                    "characters": 23817,
-                    "status": "indexed",
-                }
-            ]
+            "examples": [{"indexed": 1, "chunks": 18, **FILE_EXAMPLE, "status": "indexed"}]
         }
     )
 
