@@ -6,7 +6,7 @@ import time
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
 from app.errors import InvalidRequest, describe_validation
 from app.filters.models import DateBound
@@ -293,7 +293,7 @@ class FileFacts(BaseModel):
     )
 
 
-FILE_EXAMPLE = {
+FILE_EXAMPLE: dict[str, JsonValue] = {
     "doc_type": "file",
     "doc_id": "4711",
     "format": "pdf",
