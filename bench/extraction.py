@@ -74,6 +74,31 @@ def formats(pages: int) -> dict[str, tuple[bytes, str]]:
     }  # fmt: skip
 
 
+def chromium_pdf(pages: int) -> bytes | None:
+    """A PDF as a real producer writes one (embedded subset fonts, Skia): Chromium printing an
+    HTML page of `pages` sections, each on its own page. None without Debian's chromium."""
+    from bench.chromium import CHROMIUM
+
+    if not CHROMIUM.exists():
+        return None
+    DATA.mkdir(parents=True, exist_ok=True)
+    sections = "".join(
+        f"<section><h2>Section {n}</h2><p>{prose(n, 400)}</p></section>" for n in range(pages)
+    )
+    page = DATA / "chromium.html"
+    page.write_text(
+        "<!DOCTYPE html><meta charset=utf-8><style>section{page-break-after:always;"
+        f"font:11pt serif}}</style>{sections}"
+    )
+    target = DATA / "chromium.pdf"
+    subprocess.run(
+        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+         f"--print-to-pdf={target}", page.as_uri()],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    return target.read_bytes()
+
+
 def pages_of(extracted: Extracted) -> float:
     return extracted.page_count or len(extracted.text) / CHARS_PER_PAGE
 
@@ -81,7 +106,11 @@ def pages_of(extracted: Extracted) -> float:
 def rates(pages: int, runs: int) -> dict[str, Any]:
     DATA.mkdir(parents=True, exist_ok=True)
     found: dict[str, Any] = {}
-    for name, (data, filename) in formats(pages).items():
+    files = formats(pages)
+    printed = chromium_pdf(pages)
+    if printed is not None:
+        files["pdf (chromium)"] = (printed, "chromium.pdf")
+    for name, (data, filename) in files.items():
         path = DATA / filename
         path.write_bytes(data)
         seconds = []

@@ -71,6 +71,13 @@ async def _from_body(request: Request, target: Path, max_bytes: int) -> Received
 
 
 async def _from_multipart(request: Request, target: Path, max_bytes: int) -> ReceivedFile:
+    stray = sorted(set(request.query_params.keys()) - set(NOT_METADATA))
+    if stray:  # never silently ignored: the part is where multipart metadata goes
+        raise InvalidRequest(
+            f"query parameter '{stray[0]}': a multipart upload sends its metadata in the part"
+            " 'metadata'",
+            stray[0],
+        )
     async with request.form(max_files=1, max_fields=1, max_part_size=MAX_METADATA_BYTES) as form:
         unknown = sorted(set(form.keys()) - {"file", "metadata"})
         if unknown:

@@ -255,3 +255,9 @@ def test_a_documents_own_url_wins_over_the_template(tmp_path: Path) -> None:
             "c d": "https://elsewhere.example/x",
             "9": None,  # no template for deck cards
         }
+
+
+def test_a_multipart_upload_refuses_metadata_in_the_query(plain_client: TestClient) -> None:
+    response = upload(plain_client, b"text", {"doc_id": "q", "owner": "alice"}, url="https://x.y")
+    envelope(response, 400, "invalid_request", "url")
+    assert plain_client.get("/api/v1/documents/file/q", headers=auth()).status_code == 404
