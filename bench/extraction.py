@@ -286,17 +286,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    report = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    load = os.getloadavg()
-    if args.what == "rates":
-        report["rates"] = rates(args.pages, args.runs) | {"load_before": load}
-    else:
-        report["searches_in_process"] = in_process(args.rounds, 10) | {"load_before": load}
-        print(json.dumps(report["searches_in_process"], indent=1), flush=True)
-        report["searches_over_http"] = over_http(args.rounds) | {"load_before": load}
-        print(json.dumps(report["searches_over_http"], indent=1), flush=True)
-    report[f"{args.what}_load_after"] = os.getloadavg()
-    RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    parts: dict[str, Callable[[], dict[str, Any]]] = (
+        {"rates": lambda: rates(args.pages, args.runs)}
+        if args.what == "rates"
+        else {
+            "searches_in_process": lambda: in_process(args.rounds, 10),
+            "searches_over_http": lambda: over_http(args.rounds),
+        }
+    )
+    for name, measure in parts.items():
+        before = os.getloadavg()
+        found = measure() | {"load_before": before, "load_after": os.getloadavg()}
+        print(json.dumps(found, indent=1), flush=True)
+        report = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        RESULTS.write_text(json.dumps(report | {name: found}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
