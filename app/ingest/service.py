@@ -37,17 +37,16 @@ def extractor_for(settings: Settings) -> Extractor:
 
 
 class IngestService:
-    def __init__(
-        self, indexer: Indexer, queue: IndexQueue, extractor: Extractor | None = None
-    ) -> None:
+    def __init__(self, indexer: Indexer, queue: IndexQueue, extractor: Extractor) -> None:
         self.indexer = indexer
         self.queue = queue
         self.extractor = extractor
         self.purger = Purger(indexer)
-        workers = extractor.workers if extractor is not None else 1
         # Threads that only wait for the extraction workers: never the default pool's, which
         # searches use.
-        self._extracting = ThreadPoolExecutor(workers, thread_name_prefix="astrolabe-extract")
+        self._extracting = ThreadPoolExecutor(
+            extractor.workers, thread_name_prefix="astrolabe-extract"
+        )
         self._waiting_files = 0
 
     async def submit(self, batch: DocumentBatch, *, wait: bool) -> Accepted | Indexed:
@@ -101,8 +100,6 @@ class IngestService:
         )
 
     async def _extract(self, path: Path, filename: str, mime_type: str | None) -> Extracted:
-        if self.extractor is None:
-            raise RuntimeError("no extractor configured")
         if self._waiting_files >= MAX_WAITING_FILES:
             raise QueueFull(
                 f"{self._waiting_files} files are waiting to be read: retry later", retry_after=5
@@ -140,6 +137,5 @@ class IngestService:
         return self.indexer.counts()
 
     def close(self) -> None:
-        if self.extractor is not None:
-            self.extractor.close()
+        self.extractor.close()
         self._extracting.shutdown(wait=False, cancel_futures=True)

@@ -165,11 +165,12 @@ def test_waiting_documents_are_purged_and_counted_once(edge: EdgeStore) -> None:
 
 
 def test_sync_status_says_syncing_while_work_waits(edge: EdgeStore) -> None:
-    from app.ingest.service import IngestService
+    from app.config import Settings
+    from app.ingest.service import IngestService, extractor_for
 
     indexer = Indexer(edge, HashingEncoder(), Bm25Encoder())
     queue = IndexQueue(indexer)  # never started: what it holds waits
-    ingest = IngestService(indexer, queue)
+    ingest = IngestService(indexer, queue, extractor_for(Settings()))
     try:
         assert not ingest.syncing
         for job in indexer.accept(validate_batch([doc("w1")])):
