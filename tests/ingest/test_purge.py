@@ -3,6 +3,7 @@
 a purge cut short (the service killed between two doc types) leaves each document whole or
 gone, and the next start finishes it; a document accepted after the purge began stays."""
 
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -17,7 +18,9 @@ from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.ingest.purge import Purger
 from app.ingest.queue import IndexQueue
+from app.store.base import Store
 from app.store.edge import EdgeStore
+from app.store.server import ServerStore
 from tests.helpers import LONG, auth, doc, envelope, index, search
 
 
@@ -154,7 +157,21 @@ def test_a_document_accepted_while_a_purge_runs_stays(edge: EdgeStore) -> None:
     assert [h.payload["doc_id"] for h in edge.scroll(selectors.documents(), limit=10)] == ["late"]
 
 
-def test_waiting_documents_are_purged_and_counted_once(edge: EdgeStore) -> None:
+@pytest.fixture(params=["embedded", "server"])
+def either(request: pytest.FixtureRequest, edge: EdgeStore) -> Iterator[Store]:
+    """The embedded engine, or qdrant-client's local mode standing in for a Qdrant server."""
+    if request.param == "embedded":
+        yield edge
+        return
+    with warnings.catch_warnings():  # local mode says payload indexes do nothing there
+        warnings.filterwarnings("ignore", "Payload indexes have no effect", UserWarning)
+        server = ServerStore(":memory:", None, "astrolabe")
+    yield server
+    server.close()
+
+
+def test_waiting_documents_are_purged_and_counted_once(either: Store) -> None:
+    edge = either
     indexer = Indexer(edge, HashingEncoder(), Bm25Encoder())
     _indexed(indexer, "note", 2)
     resent: Sequence[object] = indexer.accept(validate_batch([doc("note0", "new version")]))
