@@ -2,7 +2,6 @@
 
 import argparse
 import json
-import logging
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -12,13 +11,17 @@ from typing import TYPE_CHECKING, TypeVar
 
 from app.auth import DEV_PRINCIPAL, new_dev_token
 from app.config import Settings
+from app.telemetry.logs import configure_logging
 
 if TYPE_CHECKING:
+    import subprocess
+
     from fastapi import FastAPI
 
     from app.ingest.documents import Document
     from app.state import AppState
     from app.store.base import Store
+    from app.store.launch import Launcher
 
 EXIT_REFUSED = 2  # the configuration does not allow a start
 EXIT_STARTUP_FAILED = 3  # uvicorn's code for a failed start
@@ -33,7 +36,7 @@ DEMO_CORPUS = Path(__file__).resolve().parent / "demo" / "corpus.jsonl"
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from app.main import build_authenticator, create_app
+    from app.auth import build_authenticator
 
     settings = Settings()
     try:
@@ -62,6 +65,9 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_REFUSED
+    launched = None if settings.qdrant_url else _launch_engine(settings)
+    from app.main import create_app
+
     dense = None
     if settings.embedding_url:  # probed before serving: a mismatch must stop the start
         from app.embeddings.choose import open_remote_encoder
@@ -72,15 +78,35 @@ def _serve(args: argparse.Namespace) -> int:
         except (EmbeddingServerError, EmbeddingUnavailable) as exc:
             print(f"refusing to start: {exc}", file=sys.stderr)
             return EXIT_REFUSED
-    from app.store.open import open_store
-
-    store = open_store(settings)  # here, not in the lifespan: a refusal is one line, not a trace
-    warning = unindexed_warning(store, settings.hnsw_threshold)
-    if warning:
-        logging.getLogger("astrolabe.serve").warning(warning)
+    # Opened here, not in the lifespan: a refusal is one line, not a trace.
+    store = open_serving_store(settings, launched)
     return _run_server(
         create_app(settings, authenticator=authenticator, dense=dense, store=store), args
     )
+
+
+def _launch_engine(settings: Settings) -> "tuple[Launcher, subprocess.Popen[str]]":
+    """The served engine, started before the web stack is imported: its imports and the
+    opening of the shard run meanwhile (a refused start ends this process, and the engine with
+    it)."""
+    from app.store.launch import Launcher
+
+    launcher = Launcher.new(settings.data_dir, settings.collection, settings.min_free_bytes)
+    return launcher, launcher.launch(launcher.socket(1))
+
+
+def open_serving_store(
+    settings: Settings, launched: "tuple[Launcher, subprocess.Popen[str]] | None" = None
+) -> "Store":
+    """Server mode: the Qdrant client. Embedded: the engine in processes of its own, which
+    rebuild its HNSW graph while it serves (app/store/embedded.py)."""
+    if settings.qdrant_url:
+        from app.store.open import open_store
+
+        return open_store(settings)
+    from app.store.embedded import EmbeddedEngine
+
+    return EmbeddedEngine(settings, launched=launched).start()
 
 
 def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:
@@ -102,6 +128,10 @@ def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
         loop="uvloop",  # C loop and parser: the event loop shares the GIL with every search
         http="httptools",
+        # The service's own logging (SEARCH_LOG_FORMAT) and access lines, which leave out the
+        # query string (it may hold a search's text).
+        log_config=None,
+        access_log=False,
     )
     server = Server(config)
     server.run()
@@ -230,10 +260,11 @@ def _migrate(args: argparse.Namespace) -> int:
 
     from app.migrate import Checkpoint, MigrationMismatch, copy_points, count_points, verify
     from app.store.edge import EdgeStore
+    from app.store.layout import IndexLayout
     from app.store.server import ServerStore
 
     settings = Settings()
-    if not (settings.data_dir / settings.collection / "edge_config.json").exists():
+    if not IndexLayout.of(settings.data_dir, settings.collection).exists:
         print(f"no embedded index at {settings.data_dir / settings.collection}", file=sys.stderr)
         return 1
     collection = args.collection or settings.collection
@@ -268,10 +299,11 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _export_model(args: argparse.Namespace) -> int:
-    from app.embeddings.model_files import onnx_path
+    from app.embeddings.model_files import exported, onnx_path
 
-    target = onnx_path(args.model_dir or Settings().model_dir)
-    if target.exists() and not args.force:
+    model_dir = args.model_dir or Settings().model_dir
+    target = onnx_path(model_dir)
+    if exported(model_dir) and not args.force:
         print(f"ONNX model already exported: {target}")
         return 0
     from app.embeddings.export import export_onnx
@@ -330,20 +362,8 @@ def _build_hnsw(store: "Store") -> None:
     )
 
 
-def unindexed_warning(store: "Store", threshold: int) -> str | None:
-    """The line `serve` logs at start when searches scan many chunks exactly."""
-    index = store.vector_index()
-    if index is None or index.plain < max(threshold, 1):
-        return None
-    return (
-        f"{index.plain} of {index.plain + index.hnsw} chunks are not in an HNSW index (threshold"
-        f" {threshold}): searches scan them exactly; stop serve and run `astrolabe-search"
-        " optimize` to index them"
-    )
-
-
 def main(argv: Sequence[str] | None = None) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(Settings().log_format)
     parser = argparse.ArgumentParser(prog="astrolabe-search")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the HTTP service")
@@ -369,7 +389,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     migrate.add_argument("--batch-size", type=int, default=256, help="points per write")
     migrate.set_defaults(run=_migrate)
     export = commands.add_parser(
-        "export-model", help="export the shipped MiniLM weights to ONNX (needs torch)"
+        "export-model",
+        help="export the shipped MiniLM weights to ONNX (needs the export extra: torch)",
     )
     export.add_argument("--model-dir", type=Path, help="default: SEARCH_MODEL_DIR or the venv")
     export.add_argument("--force", action="store_true", help="export again even if present")

@@ -47,9 +47,14 @@ class StatusResponse(BaseModel):
     )
     unindexed_chunks: int | None = Field(
         description="Embedded engine: chunks outside the HNSW index, which searches scan exactly"
-        " until `astrolabe-search optimize` (an underestimate after deletes or re-sends). Null on"
-        " a Qdrant server."
+        " until the service rebuilds it (past SEARCH_HNSW_THRESHOLD of them; an underestimate"
+        " after deletes or re-sends). Null on a Qdrant server."
     )
+    hnsw_rebuilds: int | None = Field(
+        description="Embedded engine under `serve`: HNSW rebuilds completed (handed over) since"
+        " the start. Null on a Qdrant server or when the engine runs in the process."
+    )
+    hnsw_rebuilding: bool = Field(description="An HNSW rebuild is running now.")
     supported_algorithms: list[str]
     supported_fusions: list[str]
     supported_search_types: list[str] = Field(description="Algorithms again (the app reads it).")
@@ -75,6 +80,8 @@ class StatusResponse(BaseModel):
             indexing_rate=services.ingest.queue.rate(),
             hnsw_chunks=None if index is None else index.hnsw,
             unindexed_chunks=None if index is None else index.plain,
+            hnsw_rebuilds=None if index is None else index.rebuilds,
+            hnsw_rebuilding=index is not None and index.rebuilding,
             supported_algorithms=algorithms,
             supported_fusions=[f.value for f in FusionMethod],
             supported_search_types=algorithms,

@@ -83,15 +83,17 @@ def running_service(data_dir: Path, timeout: float = 600) -> Iterator[Service]:
         "SEARCH_JWT_SECRET": "",
     }
     base = f"http://127.0.0.1:{port}"
+    log = data_dir.parent / "serve.log"  # a file: a pipe nobody reads fills up and stops serve
     started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    with log.open("ab") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
     try:
-        cold = wait_ready(base, process, started, timeout)
+        cold = wait_ready(base, process, started, timeout, log)
         _wait_idle(process.pid, timeout)
         yield Service(base, process, cold, time.perf_counter() - started)
     finally:
@@ -101,17 +103,19 @@ def running_service(data_dir: Path, timeout: float = 600) -> Iterator[Service]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
 
 
 def wait_ready(
-    base: str, process: subprocess.Popen[bytes], started: float, timeout: float
+    base: str,
+    process: subprocess.Popen[bytes],
+    started: float,
+    timeout: float,
+    log: Path | None = None,
 ) -> float:
     while time.perf_counter() - started < timeout:
         if process.poll() is not None:
-            err = process.stderr.read().decode() if process.stderr else ""
-            raise RuntimeError(f"service exited with {process.returncode}: {err[-2000:]}")
+            said = log.read_text(errors="replace")[-2000:] if log else ""
+            raise RuntimeError(f"service exited with {process.returncode}: {said}")
         try:
             if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
                 return time.perf_counter() - started

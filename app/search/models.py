@@ -245,7 +245,7 @@ class SearchResponse(BaseModel):
             "dropped_document_count": outcome.dropped_document_count,
             "verification": outcome.verification.value,
             "filters": AppliedFilters.of(query.spec),
-            "timing_ms": Timing(**outcome.timing_ms),
+            "timing_ms": Timing(**{k: outcome.timing_ms[k] for k in Timing.model_fields}),
         }
         if outcome.facets is not None:
             shaped["facets"] = outcome.facets

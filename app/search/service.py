@@ -106,6 +106,9 @@ def best_chunk_per_document(hits: list[Hit]) -> list[Hit]:
     return best
 
 
+SearchObserver = Callable[[SearchQuery, SearchOutcome], None]
+
+
 @dataclass
 class _Verification:
     budget: VerifyBudget | None  # None: no verifier configured
@@ -132,12 +135,14 @@ class SearchService:
         rrf_k: int,
         verifier: Verifier | None = None,
         forget_missing: Callable[[list[DocRef]], None] | None = None,
+        observer: SearchObserver | None = None,
     ) -> None:
         self.store = store
         self.encoder = encoder
         self.rrf_k = rrf_k
         self.verifier = verifier
         self.forget_missing = forget_missing
+        self.observer = observer  # told of every search done (metrics, the slow-search log)
 
     def algorithm_for(self, query: SearchQuery) -> SearchAlgorithm:
         if query.browse:
@@ -167,13 +172,15 @@ class SearchService:
         page = self._with_payloads(ranked[query.offset : query.offset + query.limit])
         visible = where.excluding(verification.dropped_keys)
         total = self._total_found(algorithm, visible, query, ranked, exhausted)
+        facets_started = time.perf_counter()
         facets = self._facets(visible) if query.include_facets else None
+        facets_seconds = time.perf_counter() - facets_started
         search_seconds = time.perf_counter() - search_started - verification.seconds
         if verification.dropped and self.forget_missing is not None:
             missing = [ref for ref, status in verification.dropped.items() if status == "missing"]
             if missing:
                 self.forget_missing(missing)
-        return SearchOutcome(
+        outcome = SearchOutcome(
             hits=page,
             total_found=max(total, query.offset + len(page)) if page else total,
             verified_chunk_count=len(ranked[: query.offset + query.limit]),
@@ -182,12 +189,17 @@ class SearchService:
             facets=facets,
             timing_ms={
                 "embed": round(encoded.seconds * 1000, 2),
-                "search": round(search_seconds * 1000, 2),
+                "search": round(search_seconds * 1000, 2),  # engine and facets
+                "engine": round((search_seconds - facets_seconds) * 1000, 2),
+                "facets": round(facets_seconds * 1000, 2),
                 "verify": round(verification.seconds * 1000, 2),
                 "total": round((time.perf_counter() - started) * 1000, 2),
             },
             query_vector=encoded.dense,
         )
+        if self.observer is not None:
+            self.observer(query, outcome)
+        return outcome
 
     def _fill_page(
         self,

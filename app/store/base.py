@@ -20,10 +20,13 @@ class Hit:
 @dataclass(frozen=True)
 class VectorIndex:
     """Where the chunks' dense vectors are: in an HNSW graph, or in plain segments that a
-    search scans exactly (their cost grows with their size)."""
+    search scans exactly (their cost grows with their size); and, where the service rebuilds
+    the graph while it serves, how many rebuilds it completed and whether one runs."""
 
     hnsw: int
     plain: int
+    rebuilds: int | None = None
+    rebuilding: bool = False
 
 
 class Store(Protocol):

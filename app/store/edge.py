@@ -4,7 +4,8 @@ import logging
 import shutil
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -12,7 +13,7 @@ import qdrant_edge as qe
 from qdrant_client import models
 
 from app.embeddings.dense import DIMENSION
-from app.store import fields, translate
+from app.store import facet_snapshot, fields, translate
 from app.store.base import Hit, VectorIndex
 from app.store.doc_facets import MEMBERSHIP, PAYLOAD_KEYS, DocumentFacets
 from app.store.errors import (
@@ -28,22 +29,25 @@ from app.store.fields import (
     SPARSE_VECTOR,
     IndexType,
 )
+from app.store.layout import EDGE_CONFIG, IndexLayout
 from app.store.memo import ReadMemo
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MIN_FREE_BYTES = 256 * 2**20  # a few WAL segments (32 MiB each) and segment growth
-CONFIG_FILE = "edge_config.json"  # written by Qdrant Edge: marks a directory as a shard
+# A write as the store was asked for it (method name, arguments): what a rebuild replays.
+WriteHook = Callable[[str, tuple[Any, ...]], None]
 _EDGE_TYPES = {
     IndexType.KEYWORD: qe.PayloadSchemaType.Keyword,
     IndexType.INTEGER: qe.PayloadSchemaType.Integer,
 }
 
 
-def _config() -> qe.EdgeConfig:
+def _config(optimizers: qe.EdgeOptimizersConfig | None = None) -> qe.EdgeConfig:
     return qe.EdgeConfig(
         vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=DIMENSION, distance=qe.Distance.Cosine)},
         sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        optimizers=optimizers,
     )
 
 
@@ -85,10 +89,10 @@ def _point_struct(record: Any) -> models.PointStruct:
     return models.PointStruct(id=str(record.id), vector=vectors, payload=dict(record.payload or {}))
 
 
-def _open_shard(path: Path) -> qe.EdgeShard:
+def _open_shard(path: Path, optimizers: qe.EdgeOptimizersConfig | None = None) -> qe.EdgeShard:
     """Load the shard, or create it in a new or empty directory; anything else is refused with
     one line, and nothing in the directory is changed."""
-    config_file = path / CONFIG_FILE
+    config_file = path / EDGE_CONFIG
     try:
         if path.is_dir() and any(path.iterdir()) and not config_file.exists():
             raise DataDirectoryUnusable(
@@ -97,8 +101,8 @@ def _open_shard(path: Path) -> qe.EdgeShard:
             )
         path.mkdir(parents=True, exist_ok=True)
         if config_file.exists():
-            return qe.EdgeShard.load(str(path), _config())
-        return qe.EdgeShard.create(str(path), _config())
+            return qe.EdgeShard.load(str(path), _config(optimizers))
+        return qe.EdgeShard.create(str(path), _config(optimizers))
     except DataDirectoryUnusable:
         raise
     except Exception as exc:
@@ -111,6 +115,17 @@ def _open_shard(path: Path) -> qe.EdgeShard:
             f"cannot open the index in {path} (nothing was changed or deleted):"
             f" {type(exc).__name__}: {exc}"
         ) from exc
+
+
+def current_shard(layout: IndexLayout) -> Path:
+    """The generation to serve, after finishing an interrupted move of a format-1 shard and
+    moving one that opens (a refused shard stays exactly where and as it is)."""
+    layout.check()
+    layout.resume_migration()
+    if layout.legacy:
+        _open_shard(layout.root).close()  # refused here, before anything moves
+        layout.migrate_legacy()
+    return layout.current()
 
 
 def _documents_in(selector: models.Filter) -> models.Filter:
@@ -127,19 +142,35 @@ class EdgeStore:
         collection: str,
         min_free_bytes: int = DEFAULT_MIN_FREE_BYTES,
         facet_index: bool = True,
+        *,
+        shard: Path | None = None,
+        optimizers: qe.EdgeOptimizersConfig | None = None,
     ) -> None:
-        self._path = data_dir / collection
+        """Opens the generation in use (`index.json`), or `shard` (a rebuild's copy), and only
+        then, as the owner of the index, deletes the generations left by others."""
+        layout = IndexLayout.of(data_dir, collection)
+        self._path = shard or current_shard(layout)
         self._min_free_bytes = min_free_bytes
-        self._shard = _open_shard(self._path)
+        self._shard = _open_shard(self._path, optimizers)
+        if shard is None:
+            layout.remove_other_generations(keep=self._path)
         self._write_lock = threading.Lock()
+        self.on_write: WriteHook | None = None  # called under the write lock after each write
         # Counts and facets scan every point under their filter; a search asks the same ones
         # for every query text (they depend on the filter only), and this process sees every
         # write (the directory is locked to it), so they are kept until the next write.
         self._memo = ReadMemo()
         # Facets and per-document counts under any filter, from memory, exact after every write
-        # (see doc_facets); filled from the shard in the background, the engine answers until then.
-        self._facets = DocumentFacets()
+        # (see doc_facets): from the snapshot the last close left, else read from the shard in
+        # the background (the engine answers until then). Taken before any write: a snapshot
+        # never outlives the state it describes.
+        saved = facet_snapshot.take(IndexLayout.facet_snapshot(self._path))
+        self._facets = saved or DocumentFacets()
+        # Without a facet index of its own (a one-shot command), a store that writes nothing
+        # puts the snapshot back as it found it.
+        self._unused_facets = None if facet_index else saved
         if not facet_index:
+            self._facets = DocumentFacets()
             self._facets.abandon()
         self._closing = threading.Event()
         try:
@@ -150,12 +181,36 @@ class EdgeStore:
         self._facet_loader = threading.Thread(
             target=self._load_facets, name="facet-index", daemon=True
         )
-        self._facet_loader.start()
+        if not self._facets.loaded:
+            self._facet_loader.start()
+
+    @property
+    def min_free_bytes(self) -> int:
+        return self._min_free_bytes
+
+    @property
+    def path(self) -> Path:
+        """The shard generation this store has open."""
+        return self._path
 
     def wait_for_facet_index(self, timeout: float | None = None) -> bool:
         """Whether facets and document counts come from memory (after the initial load)."""
-        self._facet_loader.join(timeout)
+        if self._facet_loader.ident is not None:
+            self._facet_loader.join(timeout)
         return self._facets.ready
+
+    @contextmanager
+    def writes_paused(self) -> Iterator[None]:
+        """No write runs or starts inside (reads go on): a consistent moment of the shard."""
+        with self._write_lock:
+            yield
+
+    def flush(self) -> None:
+        self._shard.flush()
+
+    def save_facets(self, path: Path) -> bool:
+        """The facet index as it is now, to `path` (inside `writes_paused`: the shard's state)."""
+        return facet_snapshot.save(self._facets, path)
 
     def _load_facets(self) -> None:
         """Every stored document into the facet index, a page at a time; each page is read and
@@ -222,7 +277,11 @@ class EdgeStore:
             operation = qe.UpdateOperation.upsert_points(
                 [translate.point(p) for p in points], condition=translate.filter_(condition)
             )
-            self._update(operation, touched=[_point_key(p.id) for p in points])
+            self._update(
+                operation,
+                ("upsert", (points, condition)),
+                touched=[_point_key(p.id) for p in points],
+            )
 
     @guarded()
     def set_payload(self, payload: dict[str, Any], selector: models.Filter) -> None:
@@ -230,31 +289,40 @@ class EdgeStore:
         # A payload that sets what makes a point a document may add rows: look at every point.
         reshapes = fields.KIND in payload or fields.CHUNK_INDEX in payload
         operation = qe.UpdateOperation.set_payload_by_filter(edge_filter, payload)
-        self._update(operation, touched_by=selector if reshapes else _documents_in(selector))
+        self._update(
+            operation,
+            ("set_payload", (payload, selector)),
+            touched_by=selector if reshapes else _documents_in(selector),
+        )
 
     @guarded()
     def delete(self, selector: models.Filter) -> None:
         edge_filter = translate.filter_(selector)
         operation = qe.UpdateOperation.delete_points_by_filter(edge_filter)
-        self._update(operation, touched_by=_documents_in(selector))
+        self._update(operation, ("delete", (selector,)), touched_by=_documents_in(selector))
 
     def _update(
         self,
         operation: qe.UpdateOperation,
+        call: tuple[str, tuple[Any, ...]],
         touched: list[str] | None = None,
         touched_by: models.Filter | None = None,
     ) -> None:
         """Every write: refused below the floor (half the reserve), which only the documents
         already accepted may use. The points it may change (`touched`, or those matching
-        `touched_by` before it) are read back into the facet index under the same lock."""
+        `touched_by` before it) are read back into the facet index under the same lock; then
+        `on_write` hears of it (`call`: the store method and its arguments)."""
         self._check_room(self._min_free_bytes // 2)
         with self._write_lock:
             ids = touched if touched is not None else self._ids(touched_by)
+            self._unused_facets = None
             try:
                 self._shard.update(operation)
             finally:
                 self._memo.invalidate()
                 self._refresh_facets(ids)
+            if self.on_write is not None:
+                self.on_write(*call)
 
     def _ids(self, selector: models.Filter | None) -> list[str]:
         if selector is None:
@@ -402,9 +470,15 @@ class EdgeStore:
             "indexed_vectors": info.indexed_vectors_count,
         }
 
-    def close(self) -> None:
+    def close(self, keep_facets: bool = True) -> None:
+        """Flush and release the directory; the facet index is saved beside the shard for the
+        next open (`keep_facets=False`: a retired generation, about to be deleted)."""
         self._closing.set()
-        self._facet_loader.join()
+        if self._facet_loader.ident is not None:
+            self._facet_loader.join()
         with self._write_lock:
             self._shard.flush()
+            if keep_facets:
+                facets = self._unused_facets or self._facets
+                facet_snapshot.save(facets, IndexLayout.facet_snapshot(self._path))
             self._shard.close()

@@ -1,6 +1,7 @@
-"""The embedded engine (Qdrant Edge) and server mode (qdrant-client, local `:memory:` mode)
-answer every search of the service alike: same documents, same order, same scores, counts and
-facets. Plus: EdgeStore restarts idempotently, and translate never drops a condition silently."""
+"""The embedded engine (Qdrant Edge, in process and in an engine process of its own, as `serve`
+runs it) and server mode (qdrant-client, local `:memory:` mode) answer every search of the
+service alike: same documents, same order, same scores, counts and facets. Plus: EdgeStore
+restarts idempotently, and translate never drops a condition silently."""
 
 import math
 import random
@@ -16,6 +17,7 @@ import qdrant_edge as qe
 from qdrant_client import models
 
 from app.auth import Principal
+from app.config import Settings
 from app.embeddings.dense import HashingEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.filters.conditions import build_filter
@@ -27,7 +29,9 @@ from app.search.service import Granularity, SearchOutcome, SearchQuery, SearchSe
 from app.store import translate
 from app.store.base import Hit, Store
 from app.store.edge import EdgeStore
+from app.store.embedded import EmbeddedEngine
 from app.store.fields import DENSE_VECTOR, PAYLOAD_INDEXES
+from app.store.process import ProcessStore
 from app.store.server import ServerStore
 from tests.helpers import doc
 
@@ -77,6 +81,12 @@ def corpus() -> list[dict[str, Any]]:
 class Pair:
     edge: EdgeStore
     server: ServerStore
+    process: ProcessStore
+
+    @property
+    def others(self) -> tuple[Store, ...]:
+        """What must answer as the in-process embedded engine does."""
+        return (self.server, self.process)
 
 
 def load(store: Store) -> None:
@@ -93,14 +103,17 @@ def server_store() -> ServerStore:
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
-    pair = Pair(EdgeStore(tmp_path_factory.mktemp("edge"), "c"), server_store())
+    settings = Settings(data_dir=tmp_path_factory.mktemp("process"), collection="c")
+    engine = EmbeddedEngine(settings, threshold=10**9)  # no rebuild: the same segments
+    pair = Pair(EdgeStore(tmp_path_factory.mktemp("edge"), "c"), server_store(), engine.start())
     try:
-        load(pair.edge)
-        load(pair.server)
+        for store in (pair.edge, *pair.others):
+            load(store)
         yield pair
     finally:
         pair.edge.close()
         pair.server.close()
+        pair.process.close()
 
 
 def service(store: Store) -> SearchService:
@@ -183,11 +196,9 @@ MODES = [
 
 
 def both(stores: Pair, principal: Principal, query: SearchQuery) -> None:
-    assert_same_outcome(
-        service(stores.edge).search(principal, query),
-        service(stores.server).search(principal, query),
-        query,
-    )
+    expected = service(stores.edge).search(principal, query)
+    for other in stores.others:
+        assert_same_outcome(expected, service(other).search(principal, query), query)
 
 
 @pytest.mark.parametrize("text", TEXTS, ids=lambda t: t or "browse")
@@ -273,33 +284,32 @@ def test_the_corpus_is_what_the_comparisons_assume(stores: Pair) -> None:
     assert len(outcome.facets["doc_type"]) == 3 and len(outcome.facets["folders"]) > 2
 
 
-def test_store_primitives_agree(stores: Pair) -> None:
+@pytest.mark.parametrize("other", ["server", "process"])
+def test_store_primitives_agree(stores: Pair, other: str) -> None:
+    theirs: Store = getattr(stores, other)
     selector = build_filter(ALICE, FilterSpec(doc_types=("file",)))
-    assert stores.edge.count(selector) == stores.server.count(selector) > 0
-    assert stores.edge.count() == stores.server.count()
+    assert stores.edge.count(selector) == theirs.count(selector) > 0
+    assert stores.edge.count() == theirs.count()
     edge_points = sorted(stores.edge.scroll(selector, limit=1000), key=lambda h: h.id)
-    server_points = sorted(stores.server.scroll(selector, limit=1000), key=lambda h: h.id)
+    their_points = sorted(theirs.scroll(selector, limit=1000), key=lambda h: h.id)
 
     def same(hits: list[Hit]) -> list[tuple[str, dict[str, Any]]]:
         return [(h.id, h.payload | {"revision": 0}) for h in hits]  # accepted at other times
 
-    assert same(edge_points) == same(server_points)
+    assert same(edge_points) == same(their_points)
     some = [h.id for h in edge_points[:5]]
     assert stores.edge.retrieve(some) and sorted(
         (h.id, h.payload["doc_id"]) for h in stores.edge.retrieve(some)
-    ) == sorted((h.id, h.payload["doc_id"]) for h in stores.server.retrieve(some))
-    edge_vectors, server_vectors = (
-        stores.edge.dense_vectors(some),
-        stores.server.dense_vectors(some),
-    )
-    assert set(edge_vectors) == set(server_vectors) == set(some)
+    ) == sorted((h.id, h.payload["doc_id"]) for h in theirs.retrieve(some))
+    edge_vectors, their_vectors = stores.edge.dense_vectors(some), theirs.dense_vectors(some)
+    assert set(edge_vectors) == set(their_vectors) == set(some)
     for point_id in some:
         assert all(
             close(a, b)
-            for a, b in zip(edge_vectors[point_id], server_vectors[point_id], strict=True)
+            for a, b in zip(edge_vectors[point_id], their_vectors[point_id], strict=True)
         )
     for key in ("doc_type", "tags", "owner", "top_folder", "category"):
-        assert stores.edge.facet(key, selector, 100) == stores.server.facet(key, selector, 100)
+        assert stores.edge.facet(key, selector, 100) == theirs.facet(key, selector, 100)
 
 
 def test_a_query_returns_only_the_payload_keys_asked_for(stores: Pair) -> None:
@@ -309,7 +319,7 @@ def test_a_query_returns_only_the_payload_keys_asked_for(stores: Pair) -> None:
     full = stores.edge.query(query=order, filter=selector, limit=500)
     assert len(full) > 10 and all("text" in hit.payload for hit in full)
     expected = sorted((h.id, {key: h.payload[key] for key in keys}) for h in full)
-    for store in (stores.edge, stores.server):
+    for store in (stores.edge, *stores.others):
         lean = store.query(query=order, filter=selector, limit=500, payload_keys=keys)
         assert sorted((h.id, h.payload) for h in lean) == expected
 
@@ -317,7 +327,7 @@ def test_a_query_returns_only_the_payload_keys_asked_for(stores: Pair) -> None:
 def test_an_empty_key_list_returns_ids_and_scores_only(stores: Pair) -> None:
     selector = build_filter(ALICE, FilterSpec())
     dense = models.NearestQuery(nearest=HashingEncoder().encode(["comet orbit"])[0])
-    for store in (stores.edge, stores.server):
+    for store in (stores.edge, *stores.others):
         full = store.query(query=dense, using=DENSE_VECTOR, filter=selector, limit=50)
         bare = store.query(
             query=dense, using=DENSE_VECTOR, filter=selector, limit=50, payload_keys=()
@@ -333,7 +343,7 @@ def test_retrieve_returns_only_the_payload_keys_asked_for(stores: Pair) -> None:
     order = models.OrderByQuery(order_by=models.OrderBy(key="modified_at"))
     some = stores.edge.query(query=order, filter=selector, limit=5)
     expected = sorted((h.id, {"doc_id": h.payload["doc_id"]}) for h in some)
-    for store in (stores.edge, stores.server):
+    for store in (stores.edge, *stores.others):
         keyed = store.retrieve([h.id for h in some], ("doc_id",))
         assert sorted((h.id, h.payload) for h in keyed) == expected
         assert all("text" in hit.payload for hit in store.retrieve([h.id for h in some]))
@@ -360,7 +370,7 @@ def test_chunk_results_are_ranked_without_reading_candidate_payloads(
 ) -> None:
     """Nothing reads a chunk candidate's payload but verify (not configured here): the engine
     is asked for ids and scores, the page's payloads come whole, documents still group."""
-    for store in (stores.edge, stores.server):
+    for store in (stores.edge, *stores.others):
         asking = KeysAsked(store)
         chunks = SearchQuery(text="comet orbit", algorithm=algorithm, limit=7, offset=3)
         page = service(cast(Store, asking)).search(ALICE, chunks).hits
@@ -379,7 +389,11 @@ def test_the_same_search_twice_gives_the_same_order(stores: Pair) -> None:
     not change from one identical request to the next, or paging shows a result twice and
     another never (the service promises ranks stable from page to page)."""
     query = SearchQuery(text="comet orbit", limit=100)
-    for name, store in (("server", stores.server), ("embedded", stores.edge)):
+    for name, store in (
+        ("server", stores.server),
+        ("embedded", stores.edge),
+        ("engine process", stores.process),
+    ):
         orders = {
             tuple(hit.id for hit in service(store).search(ALICE, query).hits) for _ in range(30)
         }
@@ -387,7 +401,11 @@ def test_the_same_search_twice_gives_the_same_order(stores: Pair) -> None:
 
 
 def test_paging_through_ties_shows_every_result_once(stores: Pair) -> None:
-    for name, store in (("server", stores.server), ("embedded", stores.edge)):
+    for name, store in (
+        ("server", stores.server),
+        ("embedded", stores.edge),
+        ("engine process", stores.process),
+    ):
         search = service(store).search
         full = [hit.id for hit in search(ALICE, SearchQuery("comet orbit", limit=100)).hits]
         for _ in range(3):
@@ -489,11 +507,12 @@ def test_an_unmapped_condition_never_reaches_the_edge_engine(stores: Pair) -> No
     selector = models.Filter(must=[condition])
     expected = stores.server.count(selector)
     assert expected > 0  # documents tagged both urgent and finance
-    try:
-        got = stores.edge.count(selector)
-    except translate.UntranslatableError:
-        return
-    assert got == expected, f"Edge silently answered {got} where the server counts {expected}"
+    for store in (stores.edge, stores.process):
+        try:
+            got = store.count(selector)
+        except translate.UntranslatableError:
+            continue
+        assert got == expected, f"Edge silently answered {got} where the server counts {expected}"
 
 
 def test_translate_maps_the_shapes_the_service_sends() -> None:

@@ -5,6 +5,7 @@ foreign one, a Qdrant server that is not there."""
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from app.cli import EXIT_DATA_DIR_IN_USE, EXIT_DATA_DIR_UNUSABLE, EXIT_ENGINE_UNAVAILABLE
-from app.store.edge import CONFIG_FILE, EdgeStore
+from app.store.edge import EdgeStore
 from app.store.errors import DataDirectoryInUse, DataDirectoryUnusable
+from app.store.layout import EDGE_CONFIG as CONFIG_FILE
+from app.store.layout import IndexLayout
 from bench.demo_server import free_port
 
 
@@ -58,10 +61,17 @@ def test_a_second_process_on_the_same_directory_exits_with_one_line(tmp_path: Pa
     assert "in use by another process" in one_line(result.stderr)
 
 
-def test_a_corrupted_directory_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+@pytest.mark.parametrize("layout", ["generations", "format 1"])
+def test_a_corrupted_directory_is_refused_and_left_as_it_was(tmp_path: Path, layout: str) -> None:
     data_dir = tmp_path / "data"
     EdgeStore(data_dir, "astrolabe").close()
-    (data_dir / "astrolabe" / CONFIG_FILE).write_text("{ not json")
+    shard = IndexLayout.of(data_dir, "astrolabe").current()
+    if layout == "format 1":  # the previous release's layout: the shard at the collection path
+        shutil.rmtree(data_dir / "astrolabe")
+        EdgeStore(tmp_path / "other", "astrolabe").close()
+        IndexLayout.of(tmp_path / "other", "astrolabe").current().rename(data_dir / "astrolabe")
+        shard = data_dir / "astrolabe"
+    (shard / CONFIG_FILE).write_text("{ not json")
     before = snapshot(data_dir)
     with pytest.raises(DataDirectoryUnusable):
         EdgeStore(data_dir, "astrolabe")

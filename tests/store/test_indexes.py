@@ -8,6 +8,7 @@ import qdrant_edge as qe
 from app.store.edge import EdgeStore, _config
 from app.store.errors import IndexConflict
 from app.store.fields import PAYLOAD_INDEXES
+from app.store.layout import IndexLayout
 
 
 def test_indexes_are_created_once(tmp_path: Path) -> None:
@@ -20,12 +21,13 @@ def test_indexes_are_created_once(tmp_path: Path) -> None:
 
 
 def test_an_index_of_another_type_is_reported_not_replaced(tmp_path: Path) -> None:
-    shard = qe.EdgeShard.create(str(tmp_path / "c"), _config())
+    layout = IndexLayout.of(tmp_path, "c")
+    shard = qe.EdgeShard.create(str(layout.current()), _config())
     shard.update(qe.UpdateOperation.create_field_index("tags", qe.PayloadSchemaType.Integer))
     shard.flush()
     shard.close()
     with pytest.raises(IndexConflict, match="'tags'"):
         EdgeStore(tmp_path, "c")
-    reopened = qe.EdgeShard.load(str(tmp_path / "c"))
+    reopened = qe.EdgeShard.load(str(layout.current()))
     assert reopened.info().payload_schema["tags"].data_type == qe.PayloadSchemaType.Integer
     reopened.close()

@@ -1,0 +1,208 @@
+"""`ProcessStore`: the `Store` of an engine process (`app.store.engine`), for the layers above the
+store, which never learn that a process exists. Each thread keeps its own connection to the
+engine serving now (`Endpoint`); when that engine hands over or restarts, a call waits for the
+next one and is sent again (every store write is idempotent: an upsert or delete applied twice
+leaves what one leaves, and a write answered Moved was not applied)."""
+
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from multiprocessing.connection import Client, Connection
+from typing import Any, Protocol, TypeVar, cast
+
+from qdrant_client import models
+
+from app.store.base import Hit, VectorIndex
+from app.store.errors import EngineUnavailable
+from app.store.wire import PROTOCOL, Call, Control, Failure, Moved, raise_failure
+
+T = TypeVar("T")
+SWITCH_WAIT_S = 15.0  # how long a call waits for the next engine (a restart after a crash)
+ATTEMPTS = 4
+
+
+class Endpoint:
+    """Where the engine serving now listens; a version per change, so connections to a retired
+    engine are dropped."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self.address: str | None = None
+        self.version = 0
+        self.failure: str | None = None  # the engine cannot start: calls fail with this
+
+    def set(self, address: str) -> None:
+        with self._changed:
+            self.address = address
+            self.version += 1
+            self.failure = None
+            self._changed.notify_all()
+
+    def fail(self, message: str) -> None:
+        with self._changed:
+            self.address = None
+            self.failure = message
+            self._changed.notify_all()
+
+    def clear(self) -> None:
+        """The engine went away; the next one will be `set`."""
+        with self._changed:
+            self.address = None
+            self.version += 1
+            self._changed.notify_all()
+
+    def wait(self, newer_than: int, first_time: bool) -> tuple[str, int]:
+        """An address newer than version `newer_than` (or the current one if it is newer);
+        before the first engine is ready, as long as it takes."""
+        with self._changed:
+            ready = self._changed.wait_for(
+                lambda: (
+                    self.failure is not None
+                    or (self.address is not None and self.version > newer_than)
+                ),
+                timeout=None if first_time else SWITCH_WAIT_S,
+            )
+            if self.failure is not None:
+                raise EngineUnavailable(f"the search engine could not start: {self.failure}")
+            if not ready or self.address is None:
+                raise EngineUnavailable("the search engine is restarting")
+            return self.address, self.version
+
+
+class Supervisor(Protocol):
+    """What owns the engine processes (app/store/embedded.py)."""
+
+    rebuilds: int
+
+    @property
+    def rebuilding(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+class _Link(threading.local):
+    connection: Connection | None = None
+    version = 0
+
+
+class ProcessStore:
+    backend = "embedded"
+
+    def __init__(self, endpoint: Endpoint, key: bytes, supervisor: Supervisor) -> None:
+        self._endpoint = endpoint
+        self._key = key
+        self._supervisor = supervisor
+        self._link = _Link()
+        self._ever_ready = threading.Event()
+
+    def _current(self) -> Connection:
+        """This thread's connection to the engine serving now: a new one after a switch."""
+        link = self._link
+        if link.connection is not None and link.version == self._endpoint.version:
+            return link.connection
+        self._drop()
+        address, link.version = self._endpoint.wait(
+            link.version, first_time=not self._ever_ready.is_set()
+        )
+        connection = Client(address, "AF_UNIX", authkey=self._key)
+        connection.send(Call(Control.HELLO, (PROTOCOL,)))
+        reply = connection.recv()
+        if isinstance(reply, Failure):
+            connection.close()
+            raise_failure(reply)
+        self._ever_ready.set()
+        link.connection = connection
+        return connection
+
+    def _drop(self) -> None:
+        if self._link.connection is not None:
+            self._link.connection.close()
+            self._link.connection = None
+
+    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """One store call on the engine serving now; sent again to the next engine when this
+        one went away or handed over (waiting for it: SWITCH_WAIT_S at most)."""
+        for _ in range(ATTEMPTS):
+            try:
+                connection = self._current()
+                connection.send(Call(method, args, kwargs))
+                reply = connection.recv()
+            except (EOFError, OSError):  # gone mid-call, or not listening any more
+                self._drop()
+                continue
+            if not isinstance(reply, Failure):
+                return reply
+            try:
+                raise_failure(reply)
+            except Moved:
+                self._drop()
+        raise EngineUnavailable("the search engine is switching over: try again")
+
+    def _typed(self, kind: type[T], method: str, *args: Any, **kwargs: Any) -> T:
+        return cast(T, self.call(method, *args, **kwargs))
+
+    # --- the Store protocol -----------------------------------------------------------------
+
+    def upsert(
+        self, points: Sequence[models.PointStruct], condition: models.Filter | None = None
+    ) -> None:
+        self.call("upsert", list(points), condition)
+
+    def set_payload(self, payload: dict[str, Any], selector: models.Filter) -> None:
+        self.call("set_payload", payload, selector)
+
+    def ensure_room(self, bytes_needed: int) -> None:
+        self.call("ensure_room", bytes_needed)
+
+    def delete(self, selector: models.Filter) -> None:
+        self.call("delete", selector)
+
+    def query(
+        self,
+        *,
+        query: models.Query | None,
+        using: str | None = None,
+        prefetch: Sequence[models.Prefetch] = (),
+        filter: models.Filter | None = None,
+        limit: int,
+        offset: int = 0,
+        score_threshold: float | None = None,
+        payload_keys: Sequence[str] | None = None,
+    ) -> list[Hit]:
+        return self._typed(
+            list,
+            "query",
+            query=query,
+            using=using,
+            prefetch=list(prefetch),
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            score_threshold=score_threshold,
+            payload_keys=None if payload_keys is None else list(payload_keys),
+        )
+
+    def retrieve(self, ids: Sequence[str], payload_keys: Sequence[str] | None = None) -> list[Hit]:
+        keys = None if payload_keys is None else list(payload_keys)
+        return self._typed(list, "retrieve", list(ids), keys)
+
+    def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        return self._typed(dict, "dense_vectors", list(ids))
+
+    def scroll(self, filter: models.Filter, limit: int) -> list[Hit]:
+        return self._typed(list, "scroll", filter, limit)
+
+    def count(self, filter: models.Filter | None = None) -> int:
+        return self._typed(int, "count", filter)
+
+    def facet(self, key: str, filter: models.Filter, limit: int) -> dict[str, int]:
+        return self._typed(dict, "facet", key, filter, limit)
+
+    def vector_index(self) -> VectorIndex | None:
+        index = self._typed(VectorIndex, "vector_index")
+        supervisor = self._supervisor
+        return replace(index, rebuilds=supervisor.rebuilds, rebuilding=supervisor.rebuilding)
+
+    def close(self) -> None:
+        self._drop()
+        self._supervisor.close()

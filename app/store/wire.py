@@ -1,0 +1,84 @@
+"""What crosses between the HTTP process and an engine process (`app.store.engine`), in one
+place: a versioned `Call` per request, its value or a `Failure` per answer, over a
+`multiprocessing.connection` on a Unix socket (pickled, authenticated with a per-run key).
+
+The store methods an engine answers are the `Store` protocol's; the control calls are the ones
+the supervisor (`app.store.embedded`) drives a rebuild and a handover with."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from app.store import errors
+from app.store.translate import UntranslatableError
+
+PROTOCOL = 1
+
+READS = frozenset(
+    {"query", "retrieve", "dense_vectors", "scroll", "count", "facet", "vector_index"}
+    | {"ensure_room", "segments"}
+)
+WRITES = frozenset({"upsert", "set_payload", "delete"})
+
+
+class Control:
+    """Calls only the supervisor makes."""
+
+    HELLO = "hello"  # (protocol) -> {"pid", "shard"}
+    START_COPY = "start_copy"  # (target) copy the shard, journal the writes from then on
+    STOP_COPY = "stop_copy"  # a rebuild was abandoned: stop journaling
+    PROGRESS = "progress"  # -> {"journaled"} (served) / {"applied"} (rebuilt copy)
+    SEAL = "seal"  # hold every write from now on -> records journaled in all
+    UNSEAL = "unseal"  # the handover was abandoned: writes go on here
+    FINISH = "finish"  # (records) the copy applies the journal up to there and flushes
+    RETIRE = "retire"  # every call from now on answers Moved
+    SHUTDOWN = "shutdown"  # (keep_facets) close the shard and exit
+
+
+CONTROLS = frozenset(value for name, value in vars(Control).items() if not name.startswith("_"))
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str
+    args: tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Moved(Exception):
+    """The engine that answered no longer serves the index: ask the one that does."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    kind: str  # a class of app.store.errors, or "Moved"
+    message: str
+
+
+_KNOWN: dict[str, type[errors.StoreError]] = {
+    cls.__name__: cls
+    for cls in (
+        errors.StoreError,
+        errors.EngineUnavailable,
+        errors.EngineFailed,
+        errors.DataDirectoryInUse,
+        errors.DataDirectoryUnusable,
+        errors.StorageFull,
+        errors.IndexConflict,
+        UntranslatableError,
+    )
+}
+
+
+def failure_of(exc: Exception) -> Failure:
+    if isinstance(exc, Moved):
+        return Failure("Moved", "")
+    if isinstance(exc, errors.StoreError) and type(exc).__name__ in _KNOWN:
+        return Failure(type(exc).__name__, exc.message)
+    return Failure("StoreError", f"{type(exc).__name__}: {exc}")
+
+
+def raise_failure(failure: Failure) -> NoReturn:
+    if failure.kind == "Moved":
+        raise Moved()
+    raise _KNOWN.get(failure.kind, errors.StoreError)(failure.message)

@@ -1,0 +1,169 @@
+"""The embedded engine in processes of its own (app/store/embedded.py): rebuilds and handovers
+while documents keep arriving and searches keep running lose no write, never fail a search,
+and leave facets and counts exact; an engine process that dies is replaced (the served one) or
+abandoned (a rebuild) while the service goes on."""
+
+import os
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.auth import Principal
+from app.config import Settings
+from app.embeddings.dense import HashingEncoder
+from app.embeddings.sparse import Bm25Encoder
+from app.filters.selectors import documents
+from app.filters.spec import FilterSpec
+from app.ingest.models import validate_batch
+from app.ingest.pipeline import Indexer
+from app.search.algorithms import QueryEncoder
+from app.search.service import SearchQuery, SearchService
+from app.store import embedded
+from app.store.edge import EdgeStore
+from app.store.embedded import EmbeddedEngine
+from tests.helpers import doc
+
+TAGS = ("red", "blue", "green")
+READER = Principal("alice", ("eng",))
+
+
+def note(n: int) -> dict[str, Any]:
+    return doc(
+        f"n{n}",
+        f"Lantern {n} glows in garden {n % 7}. " * (1 + n % 3),
+        tags=[TAGS[n % 3]],
+        owner=("alice", "bob")[n % 2],
+        acl=["group:eng"] if n % 4 == 0 else [],
+    )
+
+
+def expected_tags(written: list[int]) -> dict[str, int]:
+    """Tag counts of the documents alice may read (her own and the ones shared with eng)."""
+    visible = [n for n in written if n % 2 == 0 or n % 4 == 0]
+    return dict(Counter(TAGS[n % 3] for n in visible))
+
+
+@pytest.fixture
+def fast_supervisor(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "POLL_S", 0.2)
+    monkeypatch.setattr(embedded, "RETRY_AFTER_FAILURE_S", 0.5)
+
+
+@pytest.fixture
+def engine(tmp_path: Path, fast_supervisor: None) -> Iterator[EmbeddedEngine]:
+    running = EmbeddedEngine(Settings(data_dir=tmp_path, collection="c", hnsw_threshold=40))
+    running.start()
+    yield running
+    running.close()
+
+
+def search_service(engine: EmbeddedEngine) -> SearchService:
+    return SearchService(engine.store, QueryEncoder(HashingEncoder(), Bm25Encoder()), rrf_k=60)
+
+
+def write(indexer: Indexer, numbers: range) -> None:
+    jobs = indexer.accept(validate_batch([note(n) for n in numbers]))
+    assert len(indexer.index(jobs)) == len(jobs)
+
+
+def test_rebuilds_while_writing_and_searching_lose_nothing(engine: EmbeddedEngine) -> None:
+    indexer = Indexer(engine.store, HashingEncoder(), Bm25Encoder())
+    service = search_service(engine)
+    failures: list[BaseException] = []
+    longest = 0.0
+    done = threading.Event()
+
+    def keep_searching() -> None:
+        nonlocal longest
+        query = SearchQuery(text="lantern garden", include_facets=True, limit=5)
+        while not done.is_set():
+            started = time.monotonic()
+            try:
+                service.search(READER, query)
+            except BaseException as exc:  # every failure counts: none is expected
+                failures.append(exc)
+            longest = max(longest, time.monotonic() - started)
+
+    searcher = threading.Thread(target=keep_searching)
+    searcher.start()
+    written: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        n = 0
+        while engine.rebuilds < 3 and time.monotonic() < deadline:
+            write(indexer, range(n, n + 10))
+            written += range(n, n + 10)
+            n += 10
+    finally:
+        done.set()
+        searcher.join()
+    assert engine.rebuilds >= 3, engine.last_failure
+    assert failures == []
+    outcome = service.search(READER, SearchQuery(include_facets=True, limit=1))
+    visible = [n for n in written if n % 2 == 0 or n % 4 == 0]
+    assert outcome.total_found == len(visible)
+    assert outcome.facets is not None and outcome.facets["tags"] == expected_tags(written)
+    assert engine.store.count(documents()) == len(written)
+    index = engine.store.vector_index()
+    assert index is not None and index.hnsw > 0
+    engine.close()  # a rebuild still running is dropped with its copy
+    generations = [p.name for p in (engine.layout.root).iterdir() if p.is_dir()]
+    assert generations == [engine.layout.current().name]
+
+
+def test_the_engine_counts_what_the_memory_counts_after_handovers(
+    engine: EmbeddedEngine, tmp_path: Path
+) -> None:
+    indexer = Indexer(engine.store, HashingEncoder(), Bm25Encoder())
+    for start in range(0, 150, 25):
+        write(indexer, range(start, start + 25))
+    deadline = time.monotonic() + 60
+    while engine.rebuilds < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert engine.rebuilds >= 1
+    remembered = engine.store.facet("tags", documents(), 10)
+    engine.close()
+    counted = EdgeStore(tmp_path, "c", facet_index=False)  # every facet from the engine
+    try:
+        assert counted.facet("tags", documents(), 10) == remembered
+        assert remembered == dict(Counter(TAGS[n % 3] for n in range(150)))
+    finally:
+        counted.close()
+
+
+def test_a_dead_engine_process_is_replaced_and_the_index_kept(engine: EmbeddedEngine) -> None:
+    indexer = Indexer(engine.store, HashingEncoder(), Bm25Encoder())
+    write(indexer, range(10))
+    served = engine._served
+    assert served is not None
+    os.kill(served.process.pid, signal.SIGKILL)
+    service = search_service(engine)
+    outcome = service.search(READER, SearchQuery(limit=20))  # waits for the next engine
+    assert outcome.total_found == len([n for n in range(10) if n % 2 == 0 or n % 4 == 0])
+    assert engine._served is not served
+
+
+def test_a_dead_rebuild_is_abandoned_and_tried_again(engine: EmbeddedEngine) -> None:
+    indexer = Indexer(engine.store, HashingEncoder(), Bm25Encoder())
+    write(indexer, range(60))
+    deadline = time.monotonic() + 60
+    while engine._rebuild is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    rebuild = engine._rebuild
+    assert rebuild is not None, "no rebuild started"
+    os.kill(rebuild.engine.process.pid, signal.SIGKILL)
+    while engine.last_failure is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert engine.last_failure is not None
+    write(indexer, range(60, 70))  # the served engine never stopped
+    while engine.rebuilds < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert engine.rebuilds == 1
+    assert engine.store.count(documents()) == 70
+    assert search_service(engine).search(READER, SearchQuery(spec=FilterSpec())).total_found > 0

@@ -1,0 +1,91 @@
+"""The handover protocol of app/store/engine.py, in one process: a copy made at one moment of the
+served shard's writes, the journal of the writes after it, the seal that holds new writes, the
+copy replaying exactly to the sealed end, and retirement answering the held writes Moved."""
+
+import threading
+from pathlib import Path
+
+import pytest
+from qdrant_client import models
+
+from app.filters.selectors import documents, of_document
+from app.store import fields
+from app.store.edge import EdgeStore
+from app.store.engine import Engine
+from app.store.errors import StoreError
+from app.store.layout import IndexLayout
+from app.store.wire import Call, Control, Moved
+from tests.store.test_doc_facets import point
+
+DOC = {
+    "doc_type": "note",
+    "owner": "alice",
+    "acl": [],
+    "modified_at": 100,
+    "folder": "/A",
+    "tags": ["red"],
+    "category": "Work",
+}
+
+
+def upsert(engine: Engine, n: int, **changes: object) -> None:
+    engine.answer(Call("upsert", ([point(f"note:{n}", 0, DOC | changes)],)))
+
+
+def contents(store: EdgeStore) -> list[tuple[str, object]]:
+    hits = store.scroll(models.Filter(must=[documents()]), limit=1000)
+    return sorted((hit.id, hit.payload) for hit in hits)
+
+
+def test_the_copy_replays_exactly_to_the_sealed_end(tmp_path: Path) -> None:
+    served = Engine(EdgeStore(tmp_path, "c"), threading.Event())
+    copy = IndexLayout.of(tmp_path, "c").next_generation()
+    for n in range(3):
+        upsert(served, n)
+    served.answer(Call(Control.START_COPY, (str(copy),)))
+    upsert(served, 3, tags=["blue"])
+    served.answer(Call("delete", (models.Filter(must=[of_document("note:0")]),)))
+    served.answer(
+        Call("set_payload", ({fields.TAGS: ["green"]}, models.Filter(must=[of_document("note:1")])))
+    )
+    rebuilt = Engine(EdgeStore(tmp_path, "c", shard=copy), threading.Event())
+    assert rebuilt.store.wait_for_facet_index(timeout=0)  # the copy's snapshot, no read-back
+    assert served.answer(Call(Control.SEAL)) == 3
+    held: list[BaseException] = []
+
+    def write_while_sealed() -> None:
+        try:
+            upsert(served, 9)
+        except BaseException as exc:
+            held.append(exc)
+
+    writer = threading.Thread(target=write_while_sealed)
+    writer.start()
+    writer.join(timeout=0.3)
+    assert writer.is_alive(), "a write went through the seal"
+    rebuilt.replay_from(IndexLayout.journal(copy))
+    assert rebuilt.answer(Call(Control.FINISH, (3,))) == 3
+    assert contents(rebuilt.store) == contents(served.store)
+    for key in ("tags", "owner"):
+        assert rebuilt.store.facet(key, documents(), 10) == served.store.facet(key, documents(), 10)
+    served.answer(Call(Control.RETIRE))
+    writer.join(timeout=10)
+    assert len(held) == 1 and isinstance(held[0], Moved)
+    with pytest.raises(Moved):
+        served.answer(Call("count", ()))
+    assert served.store.count(documents()) == 3  # the held write was never applied
+    served.close()
+    rebuilt.close()
+
+
+def test_a_journal_shorter_than_the_sealed_end_fails_the_handover(tmp_path: Path) -> None:
+    served = Engine(EdgeStore(tmp_path, "c"), threading.Event())
+    copy = IndexLayout.of(tmp_path, "c").next_generation()
+    served.answer(Call(Control.START_COPY, (str(copy),)))
+    upsert(served, 1)
+    rebuilt = Engine(EdgeStore(tmp_path, "c", shard=copy), threading.Event())
+    rebuilt.replay_from(IndexLayout.journal(copy))
+    with pytest.raises(StoreError, match="1 of 2 records"):
+        rebuilt.answer(Call(Control.FINISH, (2,)))
+    served.close()
+    rebuilt.close()
