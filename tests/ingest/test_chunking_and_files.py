@@ -68,3 +68,24 @@ def test_a_batch_is_normalized_and_validated_whole() -> None:
     with pytest.raises(InvalidRequest) as caught:
         validate_batch([raw, raw | {"modified_at": -1}])
     assert caught.value.field == "documents[1].modified_at"
+
+
+def test_slides_and_sheets_are_chunked_alone_and_pdf_pages_may_be_spanned() -> None:
+    from app.extract.model import Format, paged
+    from app.ingest.chunking import chunk_pages
+
+    pages = [" ".join(f"Page {n} sentence {i}." for i in range(40)) for n in range(1, 4)]
+    deck = paged(Format.PPTX, pages)
+    sealed = chunk_pages(deck.text, deck.page_starts, sealed=True, max_words=50)
+    assert {c.page_number for c in sealed} == {1, 2, 3}
+    for chunk in sealed:
+        assert chunk.page_number == chunk.page_end
+        assert chunk.text == deck.text[chunk.start : chunk.end]
+        assert f"Page {chunk.page_number} " in chunk.text
+        assert not any(f"Page {n} " in chunk.text for n in range(1, 4) if n != chunk.page_number)
+    pdf = paged(Format.PDF, pages)
+    spanning = chunk_pages(pdf.text, pdf.page_starts, sealed=False, max_words=50)
+    assert any(c.page_end is not None and c.page_number is not None and c.page_end > c.page_number
+               for c in spanning)  # fmt: skip
+    first_of_page_3 = next(c for c in spanning if "Page 3 sentence 0." in c.text)
+    assert first_of_page_3.page_end == 3
