@@ -4,10 +4,10 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from app.auth import DEV_PRINCIPAL, new_dev_token
 from app.config import Settings
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from fastapi import FastAPI
 
+    from app.ingest.documents import Document
     from app.state import AppState
     from app.store.base import Store
     from app.store.launch import Launcher
@@ -148,16 +149,19 @@ def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:
 
 
 def _index_locally(
-    documents: Iterator[dict[str, object]], total: int, label: str, optimize: bool
+    documents: "Callable[[Store], Iterator[Document | None]]",
+    total: int,
+    label: str,
+    optimize: bool,
 ) -> int:
-    """Index straight into the store (no server): validate, accept, embed, with a progress bar;
-    then build the HNSW index if enough chunks are outside it (`optimize`). The embedded engine
-    locks its directory, so run this while `serve` is stopped."""
+    """Index straight into the store (no server): accept, embed, with a progress bar (one step a
+    document; None: one skipped); then build the HNSW index if enough chunks are outside it
+    (`optimize`). The embedded engine locks its directory, so run this while `serve` is
+    stopped."""
     from tqdm import tqdm
 
     from app.embeddings.choose import open_dense_encoder
     from app.embeddings.sparse import Bm25Encoder
-    from app.ingest.models import validate_batch
     from app.ingest.pipeline import Indexer
     from app.store.open import open_store
 
@@ -165,16 +169,18 @@ def _index_locally(
     store = open_store(settings, facet_index=False)
     try:
         indexer = Indexer(store, open_dense_encoder(settings), Bm25Encoder())
-        chunks = 0
+        indexed = chunks = 0
         started = time.perf_counter()
         with tqdm(total=total, desc=label, unit="doc") as bar:
-            for batch in _batches(documents, 32):
-                jobs = indexer.accept(validate_batch(batch))
-                chunks += sum(indexer.index(jobs).values())
+            for batch in _batches(documents(store), 32):
+                found = [document for document in batch if document is not None]
+                if found:
+                    chunks += sum(indexer.index(indexer.accept(found)).values())
+                indexed += len(found)
                 bar.update(len(batch))
         seconds = time.perf_counter() - started
         print(
-            f"indexed {total} documents, {chunks} chunks in {seconds:.1f} s"
+            f"indexed {indexed} documents, {chunks} chunks in {seconds:.1f} s"
             f" ({chunks / max(seconds, 1e-9):.1f} chunks/s)"
         )
         refit_sparse(store)
@@ -185,8 +191,11 @@ def _index_locally(
     return 0
 
 
-def _batches(items: Iterator[dict[str, object]], size: int) -> Iterator[list[dict[str, object]]]:
-    batch: list[dict[str, object]] = []
+T = TypeVar("T")
+
+
+def _batches(items: Iterator[T], size: int) -> Iterator[list[T]]:
+    batch: list[T] = []
     for item in items:
         batch.append(item)
         if len(batch) == size:
@@ -197,12 +206,17 @@ def _batches(items: Iterator[dict[str, object]], size: int) -> Iterator[list[dic
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from app.ingest.models import MAX_BATCH, validate_batch
+
     lines = [line for line in DEMO_CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
-    documents = [json.loads(line) for line in lines]
-    if not args.force and _already_indexed(documents):
-        print(f"demo corpus already loaded ({len(documents)} documents); --force reloads it")
+    raw = [json.loads(line) for line in lines]
+    if not args.force and _already_indexed(raw):
+        print(f"demo corpus already loaded ({len(raw)} documents); --force reloads it")
         return 0
-    return _index_locally(iter(documents), len(documents), "demo corpus", not args.no_optimize)
+    documents = [doc for batch in _batches(iter(raw), MAX_BATCH) for doc in validate_batch(batch)]
+    return _index_locally(
+        lambda _: iter(documents), len(documents), "demo corpus", not args.no_optimize
+    )
 
 
 def _already_indexed(documents: list[dict[str, object]]) -> bool:
@@ -219,13 +233,36 @@ def _already_indexed(documents: list[dict[str, object]]) -> bool:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from app.ingest.files import documents_from_paths
+    """Every supported file under the paths, read by the extraction workers (the same as the
+    HTTP upload's); a file that cannot be read is reported and skipped, a file indexed at its
+    current modification time is skipped."""
+    from app.ingest.files import Refused, documents_from_files, find_files, is_current_in
+    from app.ingest.service import extractor_for
 
-    found = list(documents_from_paths([Path(p) for p in args.paths], owner=args.owner))
-    if not found:
+    files = find_files([Path(p) for p in args.paths])
+    if not files:
         print("no readable files found", file=sys.stderr)
         return 1
-    return _index_locally(iter(found), len(found), "ingest", not args.no_optimize)
+    extractor = extractor_for(Settings())
+    refused: list[Refused] = []
+
+    def documents(store: "Store") -> "Iterator[Document | None]":
+        for item in documents_from_files(files, args.owner, extractor, is_current_in(store)):
+            if isinstance(item, Refused):
+                refused.append(item)
+                yield None
+            else:
+                yield item
+
+    try:
+        code = _index_locally(documents, len(files), "ingest", not args.no_optimize)
+    finally:
+        extractor.close()
+    for item in refused[:20]:
+        print(f"skipped {item.path}: {item.code}: {item.message}", file=sys.stderr)
+    if len(refused) > 20:
+        print(f"... and {len(refused) - 20} more files skipped", file=sys.stderr)
+    return code
 
 
 def _migrate(args: argparse.Namespace) -> int:

@@ -1,10 +1,26 @@
 """Service settings, read from `SEARCH_*` environment variables and a `.env` file."""
 
+import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from dotenv import dotenv_values
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.search.links import check_template
+
+LINK_TEMPLATE_PREFIX = "SEARCH_LINK_TEMPLATE_"
+
+
+def link_templates_from_environment() -> dict[str, str]:
+    """`SEARCH_LINK_TEMPLATE_<DOC_TYPE>` variables (the environment over `.env`), by doc type."""
+    found = {**dotenv_values(".env"), **os.environ}
+    return {
+        key[len(LINK_TEMPLATE_PREFIX) :].lower(): value
+        for key, value in found.items()
+        if key.upper().startswith(LINK_TEMPLATE_PREFIX) and value
+    }
 
 
 class Settings(BaseSettings):
@@ -55,3 +71,19 @@ class Settings(BaseSettings):
     rerank_model: str | None = None
     rerank_api_key: str | None = None
     rerank_top_n: int = Field(default=30, ge=1, le=1000)
+    # Files (POST /api/v1/files, `ingest`): the upload's bound, what an Office or OpenDocument
+    # archive may expand to, and how extraction runs (worker processes, each file in a time limit).
+    max_file_bytes: int = Field(default=50 * 2**20, ge=1)
+    max_archive_bytes: int = Field(default=512 * 2**20, ge=1)
+    max_archive_entries: int = Field(default=10_000, ge=1)
+    extract_timeout: float = Field(default=300.0, gt=0)
+    extract_workers: int = Field(default=1, ge=1)
+    # Deep links per doc type, from SEARCH_LINK_TEMPLATE_<DOC_TYPE> (see app.search.links).
+    link_templates: dict[str, str] = Field(default_factory=link_templates_from_environment)
+
+    @field_validator("link_templates")
+    @classmethod
+    def _link_templates(cls, templates: dict[str, str]) -> dict[str, str]:
+        for doc_type, template in templates.items():
+            check_template(doc_type, template)
+        return templates

@@ -17,8 +17,9 @@ from app.compat import compat_validation_error
 from app.config import Settings
 from app.embeddings.dense import DenseEncoder
 from app.errors import PayloadTooLarge, error_response, install_error_handlers
+from app.ingest.receive import MULTIPART_OVERHEAD
 from app.mcp.server import McpEndpoint
-from app.routes import documents, metrics, navigation, search, status, viz
+from app.routes import documents, files, metrics, navigation, search, status, sync, viz
 from app.routes.pages import install_pages
 from app.state import AppState, close_services, load_services
 from app.store.base import Store
@@ -37,18 +38,22 @@ and folder rules and the verify-on-read protocol, is docs/api.md in the reposito
 class BodyLimit:
     """413 for a request body over the limit, by Content-Length or by counting the stream."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, per_path: dict[str, int] | None = None
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.per_path = per_path or {}  # paths with a limit of their own (file uploads)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        max_bytes = self.per_path.get(scope.get("path", ""), self.max_bytes)
         length = dict(scope.get("headers") or []).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+        if length is not None and length.isdigit() and int(length) > max_bytes:
             response = error_response(
-                413, PayloadTooLarge.code, f"request body over {self.max_bytes} bytes"
+                413, PayloadTooLarge.code, f"request body over {max_bytes} bytes"
             )
             await response(scope, receive, send)
             return
@@ -58,8 +63,8 @@ class BodyLimit:
             nonlocal seen
             message = await receive()
             seen += len(message.get("body", b""))
-            if seen > self.max_bytes:  # an HTTPException passes FastAPI's body parsing as is
-                raise HTTPException(413, f"request body over {self.max_bytes} bytes")
+            if seen > max_bytes:  # an HTTPException passes FastAPI's body parsing as is
+                raise HTTPException(413, f"request body over {max_bytes} bytes")
             return message
 
         await self.app(scope, counted, send)
@@ -131,12 +136,15 @@ def create_app(
     )
     app.state.astrolabe = state
     install_error_handlers(app, compat_validation_error)
-    for module in (status, documents, search, viz, navigation, metrics):
+    for module in (status, documents, files, sync, search, viz, navigation, metrics):
         app.include_router(module.router)
     if mcp is not None:
         mcp.mount(app)
     install_pages(app)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    upload_bytes = settings.max_file_bytes + MULTIPART_OVERHEAD
+    app.add_middleware(
+        BodyLimit, max_bytes=settings.max_body_bytes, per_path={files.FILES_PATH: upload_bytes}
+    )
     app.add_middleware(RequestTelemetry, metrics=state.metrics)  # outermost: every answer
     app.openapi = _contract_openapi(app)  # type: ignore[method-assign]
     return app

@@ -15,9 +15,10 @@ from app.errors import NotReady
 from app.ingest.leases import LeaseKeeper
 from app.ingest.pipeline import Indexer
 from app.ingest.queue import IndexQueue
-from app.ingest.service import IngestService
+from app.ingest.service import IngestService, extractor_for
 from app.search.algorithms import QueryEncoder
 from app.search.api import SearchApi
+from app.search.links import LinkTemplates
 from app.search.navigation import Navigator
 from app.search.rerank import Reranker
 from app.search.service import SearchService
@@ -115,9 +116,17 @@ def build_services(
 
     keeper = LeaseKeeper(indexer.leases, take_over_orphans)
     keeper.start()
-    ingest = IngestService(indexer, queue)
+    ingest = IngestService(indexer, queue, extractor_for(settings))
+    links = LinkTemplates(settings.link_templates)
     return Services(
-        store, model, ingest, SearchApi(search, store), verifier, keeper, Navigator(store), reranker
+        store,
+        model,
+        ingest,
+        SearchApi(search, store, links),
+        verifier,
+        keeper,
+        Navigator(store),
+        reranker,
     )
 
 
@@ -140,6 +149,7 @@ def close_services(state: AppState) -> None:
         return
     services.keeper.stop()
     services.ingest.queue.stop()
+    services.ingest.close()
     if services.verifier is not None:
         services.verifier.close()
     if services.reranker is not None:

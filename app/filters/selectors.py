@@ -146,3 +146,36 @@ def takeable(now: float, owner: str, include_own: bool, ids: Iterable[str] = ())
         must=[IS_PLACEHOLDER, _is(fields.STATUS, fields.STATUS_PENDING), *among],
         should=[expired, free, *own],
     )
+
+
+def of_type(doc_type: str) -> models.FieldCondition:
+    return _is(fields.DOC_TYPE, doc_type)
+
+
+def purged(doc_type: str, revision: int) -> models.Filter:
+    """What a purge of one doc type removes: every chunk and placeholder of that type written
+    up to its revision (a document accepted after the purge began stays)."""
+    return models.Filter(
+        must=[
+            of_type(doc_type),
+            _any_of(fields.KIND, [fields.KIND_CHUNK, fields.KIND_PENDING]),
+            revision_at_most(revision),
+        ]
+    )
+
+
+def documents_of_type(doc_type: str, revision: int) -> models.Filter:
+    """The indexed documents of one type written up to `revision`, once each."""
+    return models.Filter(
+        must=[IS_CHUNK, FIRST_CHUNK, of_type(doc_type), revision_at_most(revision)]
+    )
+
+
+def placeholders_of_type(doc_type: str, revision: int) -> models.Filter:
+    """The placeholders of one type written up to `revision`."""
+    return models.Filter(must=[IS_PLACEHOLDER, of_type(doc_type), revision_at_most(revision)])
+
+
+def purges() -> models.Filter:
+    """The markers of purges under way."""
+    return models.Filter(must=[_is(fields.KIND, fields.KIND_PURGE)])

@@ -5,7 +5,9 @@ chunker does not depend on the model and gives the same chunks in every test. Ea
 exact slice of the text with its character offsets, so the text around a chunk can be shown."""
 
 import re
-from dataclasses import dataclass
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 _WORD = re.compile(r"\S+")
 _SENTENCE_END = (".", "!", "?")
@@ -17,6 +19,8 @@ class Chunk:
     text: str  # text[start:end] of the document, whitespace as written
     start: int
     end: int
+    page_number: int | None = None  # paged documents: the page it starts on (1-based)
+    page_end: int | None = None  # and the page it ends on
 
 
 def _sentences(text: str) -> list[list[re.Match[str]]]:
@@ -61,3 +65,38 @@ def chunk_spans(text: str, max_words: int = 180, overlap_words: int = OVERLAP_WO
 def chunk_text(text: str, max_words: int = 180, overlap_words: int = OVERLAP_WORDS) -> list[str]:
     """The chunks' words, one space apart."""
     return [" ".join(c.text.split()) for c in chunk_spans(text, max_words, overlap_words)]
+
+
+def chunk_pages(
+    text: str,
+    page_starts: Sequence[int],
+    sealed: bool,
+    max_words: int = 180,
+    overlap_words: int = OVERLAP_WORDS,
+) -> list[Chunk]:
+    """Chunks of a paged document (`page_starts`: where each page starts in `text`), each with
+    the pages it lies on. `sealed` pages (slides, sheets) are chunked one by one, so no chunk
+    spans two; other pages (PDF) are chunked as one text, so a sentence may run across a break."""
+    if not page_starts:
+        return chunk_spans(text, max_words, overlap_words)
+    if not sealed:
+        return [
+            replace(
+                c,
+                page_number=_page_at(page_starts, c.start),
+                page_end=_page_at(page_starts, max(c.start, c.end - 1)),
+            )
+            for c in chunk_spans(text, max_words, overlap_words)
+        ]
+    chunks = []
+    ends = [*page_starts[1:], len(text)]
+    for number, (start, end) in enumerate(zip(page_starts, ends, strict=True), 1):
+        for c in chunk_spans(text[start:end], max_words, overlap_words):
+            if c.text:
+                chunks.append(Chunk(c.text, start + c.start, start + c.end, number, number))
+    return chunks or [Chunk("", 0, 0)]
+
+
+def _page_at(page_starts: Sequence[int], offset: int) -> int:
+    """The 1-based page holding `offset`."""
+    return max(1, bisect_right(page_starts, offset))

@@ -20,6 +20,12 @@ class Document:
     category: str | None
     mime_type: str | None
     acl: tuple[str, ...]
+    url: str | None = None
+    # A paged file's pages (PDF), slides or sheets: where each starts in `content`. Chunks never
+    # span two `sealed` pages (slides, sheets).
+    page_starts: tuple[int, ...] = ()
+    sealed_pages: bool = False
+    no_text: bool = False  # a file without text (a scan): `content` is empty
 
     @property
     def key(self) -> str:
@@ -29,6 +35,7 @@ class Document:
         data = asdict(self)
         data["tags"] = list(self.tags)
         data["acl"] = list(self.acl)
+        data["page_starts"] = list(self.page_starts)
         return data
 
     @classmethod
@@ -36,4 +43,5 @@ class Document:
         values = dict(data)
         values["tags"] = tuple(values.get("tags") or ())
         values["acl"] = tuple(values.get("acl") or ())
+        values["page_starts"] = tuple(values.get("page_starts") or ())
         return cls(**values)

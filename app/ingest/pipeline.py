@@ -14,7 +14,7 @@ from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.filters import selectors
 from app.filters.spec import folder_ancestors
-from app.ingest.chunking import Chunk, chunk_spans
+from app.ingest.chunking import Chunk, chunk_pages
 from app.ingest.documents import Document
 from app.ingest.leases import Leases
 from app.ingest.models import DocumentStatus
@@ -107,6 +107,11 @@ def chunk_payload(doc: Document, index: int, total: int, chunk: Chunk) -> dict[s
         fields.TAGS: list(doc.tags),
         fields.CATEGORY: doc.category,
         fields.MIME_TYPE: doc.mime_type,
+        fields.URL: doc.url,
+        fields.PAGE_NUMBER: chunk.page_number,
+        fields.PAGE_END: chunk.page_end,
+        fields.PAGE_COUNT: len(doc.page_starts) if chunk.page_number is not None else None,
+        fields.NO_TEXT: doc.no_text,
     }
 
 
@@ -212,9 +217,17 @@ class Indexer:
             self.store.delete(selector)
             return True
 
+    def delete_where(self, selector: models.Filter) -> None:
+        """Every point matching `selector`, in one write (each document whole or not at all)."""
+        with self._lock:
+            self.store.delete(selector)
+
     def _chunks(self, doc: Document) -> list[Chunk]:
-        text = doc.content if doc.content.strip() else doc.title
-        return chunk_spans(text, max_words=self.chunk_words)
+        if not doc.content.strip():  # indexed by its title, on no page
+            return chunk_pages(doc.title, (), False, max_words=self.chunk_words)
+        return chunk_pages(
+            doc.content, doc.page_starts, doc.sealed_pages, max_words=self.chunk_words
+        )
 
     def _current(self, jobs: Sequence[Job]) -> list[tuple[Job, Document]]:
         """The jobs still current whose lease this replica holds (taken now if it is free)."""
@@ -273,7 +286,8 @@ class Indexer:
         chunks = self.store.count(selectors.chunks_of(doc_key))
         waiting = next((hit for hit in found if hit.id == placeholder), None)
         if waiting is None:
-            return DocumentStatus.of(found[0].payload, "indexed", chunks, None)
+            indexed = fields.STATUS_NO_TEXT if found[0].payload.get(fields.NO_TEXT) else "indexed"
+            return DocumentStatus.of(found[0].payload, indexed, chunks, None)
         return DocumentStatus.of(
             waiting.payload[fields.DOCUMENT],
             waiting.payload.get(fields.STATUS, fields.STATUS_PENDING),

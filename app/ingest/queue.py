@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from app.errors import QueueFull, ShuttingDown
 from app.ingest.pipeline import Indexer, Job
+from app.ingest.purge import Purger
 from app.store.errors import EngineUnavailable, StorageFull
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ class IndexQueue:
         self._thread = threading.Thread(target=self._run, name="astrolabe-indexer", daemon=True)
 
     def start(self) -> None:
+        Purger(self._indexer).resume()  # a purge cut short by a kill finishes before any job
         for job in self._indexer.pending_jobs():
             self.submit(job)
         self._thread.start()

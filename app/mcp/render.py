@@ -28,10 +28,13 @@ def render_hits(found: ToolSearchResponse) -> str:
         where = f" | {hit.file_path}" if hit.file_path else ""
         tags = f" | tags: {', '.join(hit.tags)}" if hit.tags else ""
         score = "" if hit.relevance is None else f" | relevance {hit.relevance:.2f}"
+        page = _page(hit.page_number, hit.page_end, hit.page_count)
         lines.append(
             f"{rank}. {hit.title or '(untitled)'} [{hit.doc_type} {hit.doc_id}]"
-            f" | {hit.owner} | {hit.modified_at}{where}{tags}{score}"
+            f" | {hit.owner} | {hit.modified_at}{where}{page}{tags}{score}"
         )
+        if hit.url:
+            lines.append(f"   {hit.url}")
         passage = _short(hit.excerpt)
         if hit.context is not None:
             before = _short_tail(hit.context.before_context, CONTEXT_CHARS)
@@ -40,6 +43,13 @@ def render_hits(found: ToolSearchResponse) -> str:
         if passage:
             lines.append(f"   {passage}")
     return "\n".join(lines)
+
+
+def _page(number: int | None, end: int | None, count: int | None) -> str:
+    if number is None:
+        return ""
+    span = f"pages {number}-{end}" if end is not None and end > number else f"page {number}"
+    return f" | {span}" + (f" of {count}" if count else "")
 
 
 def render_facets(counted: FacetsResponse) -> str:

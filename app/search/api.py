@@ -6,6 +6,7 @@ from typing import Any
 
 from app import compat
 from app.auth import Principal
+from app.search.links import LinkTemplates
 from app.search.models import (
     SearchBody,
     SearchPcaResponse,
@@ -21,9 +22,12 @@ from app.store.base import Store
 
 
 class SearchApi:
-    def __init__(self, service: SearchService, store: Store) -> None:
+    def __init__(
+        self, service: SearchService, store: Store, links: LinkTemplates | None = None
+    ) -> None:
         self.service = service
         self.store = store
+        self.links = links or LinkTemplates()
 
     def search(self, principal: Principal, body: SearchBody) -> SearchPcaResponse:
         """`POST /api/v1/search`."""
@@ -41,7 +45,8 @@ class SearchApi:
         outcome = self.service.search(principal, query)
         projection = project_hits(self.store, outcome.hits, outcome.query_vector)
         return VizResponse(
-            **SearchResponse.fields_of(query, outcome), **VizResponse.pca_fields(projection)
+            **SearchResponse.fields_of(query, outcome, links=self.links),
+            **VizResponse.pca_fields(projection),
         )
 
     def _fields(self, principal: Principal, body: SearchBody) -> dict[str, Any]:
@@ -49,7 +54,9 @@ class SearchApi:
             raise compat.rerank_not_configured()
         query = body.to_query()
         outcome = self.service.search(principal, query)
-        shaped = SearchResponse.fields_of(query, outcome, with_excerpts=body.include_chunks)
+        shaped = SearchResponse.fields_of(
+            query, outcome, with_excerpts=body.include_chunks, links=self.links
+        )
         if body.include_pca:
             projection = project_hits(self.store, outcome.hits, outcome.query_vector)
             shaped |= SearchPcaResponse.pca_fields(projection)

@@ -16,6 +16,7 @@ class StoredChunk:
     start: int
     end: int
     text: str
+    page_number: int | None = None
 
 
 def document_text(chunks: list[StoredChunk]) -> str:
@@ -41,21 +42,23 @@ def context_around(chunks: list[StoredChunk], start: int, end: int, context: int
         )
     before_from = max(first, start - context)
     after_to = min(len(text), end + context)
+    found = _chunk_at(chunks, start, end)
     return ChunkContext(
         chunk_text=text[start:end],
         before_context=text[before_from:start],
         after_context=text[end:after_to],
         has_more_before=before_from > first,
         has_more_after=after_to < len(text),
-        chunk_index=_index_of(chunks, start, end),
+        chunk_index=found.index if found else 0,
         total_chunks=len(chunks),
+        page_number=found.page_number if found else None,
     )
 
 
-def _index_of(chunks: list[StoredChunk], start: int, end: int) -> int:
+def _chunk_at(chunks: list[StoredChunk], start: int, end: int) -> StoredChunk | None:
     """The chunk with exactly these offsets, else the first one holding `start`."""
     for chunk in chunks:
         if (chunk.start, chunk.end) == (start, end):
-            return chunk.index
-    holding = [c.index for c in chunks if c.start <= start < c.end]
-    return min(holding, default=0)
+            return chunk
+    holding = [c for c in chunks if c.start <= start < c.end]
+    return min(holding, key=lambda c: c.index, default=None)

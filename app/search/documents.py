@@ -22,6 +22,7 @@ class ChunkContext:
     has_more_after: bool
     chunk_index: int
     total_chunks: int
+    page_number: int | None
 
 
 class DocumentReader:

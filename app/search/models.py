@@ -10,6 +10,7 @@ from app.filters.models import AppliedFilters, FilterFields, FilterParams
 from app.filters.spec import FilterSpec, format_timestamp
 from app.search.algorithms import Algorithm, FusionMethod, RelevanceSource
 from app.search.context import MAX_CONTEXT
+from app.search.links import LinkTemplates
 from app.search.projection import Projection
 from app.search.service import (
     RELEVANCE_DIGITS,
@@ -198,10 +199,24 @@ class SearchResult(BaseModel):
         " indexed before offsets were kept."
     )
     chunk_end_offset: int | None = Field(description="Where it ends (exclusive).")
+    page_number: int | None = Field(
+        description="Paged files: the page (PDF), slide (PPTX, ODP) or sheet (XLSX, ODS) the"
+        " chunk starts on, 1-based; null for unpaged documents."
+    )
+    page_end: int | None = Field(description="The page it ends on (a chunk may span PDF pages).")
+    page_count: int | None = Field(description="The document's pages, slides or sheets.")
+    url: str | None = Field(
+        description="The document's link (http or https): its own `url`, else one built by"
+        " SEARCH_LINK_TEMPLATE_<DOC_TYPE>; null without either."
+    )
 
     @classmethod
     def of(
-        cls, hit: Hit, relevance: Relevance | None = None, with_excerpt: bool = True
+        cls,
+        hit: Hit,
+        relevance: Relevance | None = None,
+        with_excerpt: bool = True,
+        links: LinkTemplates | None = None,
     ) -> "SearchResult":
         p = hit.payload
         return cls(
@@ -224,6 +239,10 @@ class SearchResult(BaseModel):
             mime_type=p.get(fields.MIME_TYPE),
             chunk_start_offset=p.get(fields.CHUNK_START),
             chunk_end_offset=p.get(fields.CHUNK_END),
+            page_number=p.get(fields.PAGE_NUMBER),
+            page_end=p.get(fields.PAGE_END),
+            page_count=p.get(fields.PAGE_COUNT),
+            url=(links or LinkTemplates()).url(p),
         )
 
 
@@ -275,7 +294,11 @@ class SearchResponse(BaseModel):
 
     @classmethod
     def fields_of(
-        cls, query: SearchQuery, outcome: SearchOutcome, with_excerpts: bool = True
+        cls,
+        query: SearchQuery,
+        outcome: SearchOutcome,
+        with_excerpts: bool = True,
+        links: LinkTemplates | None = None,
     ) -> dict[str, Any]:
         """The response's fields; `facets` only when asked for (absent otherwise)."""
         shaped: dict[str, Any] = {
@@ -285,7 +308,7 @@ class SearchResponse(BaseModel):
             "fusion": query.fusion.value,
             "granularity": query.granularity.value,
             "results": [
-                SearchResult.of(hit, outcome.relevance.get(hit.id), with_excerpts)
+                SearchResult.of(hit, outcome.relevance.get(hit.id), with_excerpts, links)
                 for hit in outcome.hits
             ],
             "total_found": outcome.total_found,
@@ -335,6 +358,10 @@ EXAMPLE_RESPONSE: dict[str, Any] = {
             "category": None,
             "mime_type": "text/markdown",
             "path": "/Projects/Reports/q3.md",
+            "page_number": None,
+            "page_end": None,
+            "page_count": None,
+            "url": "https://cloud.example/f/4711",
         }
     ],
     "total_found": 1,
@@ -459,3 +486,7 @@ class ChunkContextResponse(BaseModel):
         description="The chunk with these offsets (else the one holding start)."
     )
     total_chunks: int
+    page_number: int | None = Field(
+        default=None,
+        description="That chunk's page, slide or sheet (1-based); null for unpaged documents.",
+    )

@@ -63,4 +63,11 @@ def _stored(hit: Hit) -> StoredChunk | None:
     start, end = p.get(fields.CHUNK_START), p.get(fields.CHUNK_END)
     if start is None or end is None:
         return None
-    return StoredChunk(int(p[fields.CHUNK_INDEX]), int(start), int(end), str(p[fields.TEXT]))
+    page = p.get(fields.PAGE_NUMBER)
+    return StoredChunk(
+        int(p[fields.CHUNK_INDEX]),
+        int(start),
+        int(end),
+        str(p[fields.TEXT]),
+        int(page) if page is not None else None,
+    )

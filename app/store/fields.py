@@ -14,6 +14,7 @@ KIND_META = "meta"  # statistics of the index itself (app.ingest.sparse_fit); ne
 BM25_AVG_LEN = "bm25_avg_len"  # mean chunk length the sparse vectors are encoded with
 BM25_CHUNKS = "bm25_chunks"  # how many chunks that mean was measured over
 BM25_RESUME = "bm25_resume"  # a re-encoding under way: where it continues (None: none)
+KIND_PURGE = "purge"  # a purge under way: its doc types and revision (ingest/purge.py)
 
 # Identity and access (chunks and placeholders).
 DOC_KEY = "doc_key"  # `doc_type:doc_id`, one document (see doc_key())
@@ -38,14 +39,23 @@ DIRECTORIES = "directories"  # the folders holding file_path, "/" first: the fol
 TAGS = "tags"
 CATEGORY = "category"
 MIME_TYPE = "mime_type"
+URL = "url"  # the document's own link (http/https), when it was sent with one
+# Paged files (PDF pages, slides, sheets): where the chunk starts and ends, 1-based, and how many
+# pages the document has. Absent for unpaged documents.
+PAGE_NUMBER = "page_number"
+PAGE_END = "page_end"
+PAGE_COUNT = "page_count"
+NO_TEXT = "no_text"  # true: the file had no text (a scan): indexed by its title alone
 
 # A placeholder: the accepted document and where its indexing stands.
 REVISION = "revision"
 STATUS = "status"
 STATUS_PENDING = "pending"
 STATUS_FAILED = "failed"
+STATUS_NO_TEXT = "no_text"  # a document status only: indexed, but its file had no text
 ERROR = "error"
 DOCUMENT = "document"
+DOC_TYPES = "doc_types"  # a purge's doc types
 # Which replica indexes a placeholder, and until when (seconds) unless it renews (ingest/leases).
 LEASE_OWNER = "lease_owner"
 LEASE_UNTIL = "lease_until"

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from bench.demo_server import DemoServer
 from tests.browser.conftest import Watched, assert_clean, watch
@@ -457,3 +457,42 @@ def test_text_contrast_and_target_sizes_meet_wcag_aa(
     page.press("#f-after", "Enter")  # an error message is on screen too
     assert page.evaluate(LOW_CONTRAST) == []
     assert page.evaluate(SMALL_TARGETS) == []
+
+
+def test_a_title_links_to_its_document_in_a_new_tab_and_only_over_http(
+    browser: Browser, demo: DemoServer
+) -> None:
+    """The answer is rewritten on its way to the page: a first result with a link and a page, a
+    second with a `javascript:` link (a hostile or broken server), which must stay plain text."""
+    context = browser.new_context(viewport=DESKTOP)  # type: ignore[arg-type]
+    watched = watch(context.new_page())
+
+    def rewrite(route: Route) -> None:
+        response = route.fetch()
+        body = response.json()
+        body["results"][0] |= {
+            "url": "https://cloud.example/f/1",
+            "page_number": 3,
+            "page_end": 4,
+            "page_count": 12,
+        }
+        body["results"][1] |= {"url": "javascript:alert(1)"}
+        route.fulfill(response=response, json=body)
+
+    watched.page.route("**/viz/search?*", rewrite)
+    before = rendered(watched.page)
+    watched.page.goto(f"{demo.base}/viz?query=budget&granularity=chunk#token={demo.token}")
+    wait_search(watched.page, before)
+    titles = watched.page.locator("#results li.result .r-title .title")
+    first = titles.nth(0)
+    assert first.evaluate("e => e.tagName") == "A"
+    assert first.get_attribute("href") == "https://cloud.example/f/1"
+    assert first.get_attribute("target") == "_blank"
+    assert first.get_attribute("rel") == "noopener noreferrer"
+    assert titles.nth(1).evaluate("e => e.tagName") == "SPAN"
+    assert watched.page.locator("#results li.result").nth(1).locator("a").count() == 0
+    expect(watched.page.locator("#results li.result").nth(0)).to_contain_text(
+        "pages 3\u20134 of 12"
+    )
+    assert_clean(watched)
+    context.close()

@@ -97,6 +97,7 @@ def test_a_results_offsets_give_the_text_around_its_chunk(client: TestClient) ->
         "has_more_after": True,
         "chunk_index": middle["chunk_index"],
         "total_chunks": middle["total_chunks"],
+        "page_number": None,  # a note is not paged
     }
 
 

@@ -67,7 +67,7 @@ function resultItem(r, i, data, actions) {
       "h3",
       { class: "r-title" },
       el("span", { class: "badge", style: { background: colorFor(r.doc_type) }, text: r.doc_type }),
-      el("span", { class: "title", text: r.title || "(untitled)" })
+      titleOf(r)
     ),
     meta(r, data, actions),
     r.excerpt
@@ -80,6 +80,39 @@ function resultItem(r, i, data, actions) {
   return li;
 }
 
+/** The title, a link to the document (new tab) when it has an http(s) URL: never another scheme. */
+function titleOf(r) {
+  const text = r.title || "(untitled)";
+  if (!isWebLink(r.url)) return el("span", { class: "title", text });
+  return el("a", {
+    class: "title",
+    href: r.url,
+    target: "_blank",
+    rel: "noopener noreferrer",
+    text,
+    onclick: (event) => event.stopPropagation(), // opens the document, not the result's detail
+  });
+}
+
+export function isWebLink(url) {
+  if (typeof url !== "string") return false;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === "http:" || parsed.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+/** "page 3 of 12", "pages 3–4 of 12", "slide 2 of 9": where a chunk of a paged file lies. */
+function pageLabel(r) {
+  if (!Number.isInteger(r.page_number)) return null;
+  const end = Number.isInteger(r.page_end) && r.page_end > r.page_number ? `–${r.page_end}` : "";
+  const unit = end ? "pages" : "page";
+  const of = Number.isInteger(r.page_count) ? ` of ${r.page_count}` : "";
+  return `${unit} ${r.page_number}${end}${of}`;
+}
+
 function meta(r, data, actions) {
   const box = el("div", { class: "meta" });
   if (r.file_path) box.append(crumbs(r.file_path, actions.addFolder));
@@ -88,6 +121,8 @@ function meta(r, data, actions) {
       `${relativeTime(r.modified_at)} (${absoluteTime(r.modified_at)})`)
   );
   if (r.owner) box.append(el("span", { text: "by " + r.owner }));
+  const page = pageLabel(r);
+  if (page) box.append(el("span", { class: "page", text: page }));
   if (r.tags && r.tags.length) box.append(el("span", { text: r.tags.map((t) => "#" + t).join(" ") }));
   if (data.granularity === "chunk" && r.total_chunks > 1) {
     box.append(el("span", { text: `part ${r.chunk_index + 1} of ${r.total_chunks}` }));
