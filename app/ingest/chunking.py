@@ -10,6 +10,7 @@ from dataclasses import dataclass
 _WORD = re.compile(r"\S+")
 _SENTENCE_END = (".", "!", "?")
 OVERLAP_WORDS = 24
+CHUNK_WORDS = 180  # recorded in index.json (app.store.index_format): a change needs a reindex
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,9 @@ def _sentences(text: str) -> list[list[re.Match[str]]]:
     return sentences
 
 
-def chunk_spans(text: str, max_words: int = 180, overlap_words: int = OVERLAP_WORDS) -> list[Chunk]:
+def chunk_spans(
+    text: str, max_words: int = CHUNK_WORDS, overlap_words: int = OVERLAP_WORDS
+) -> list[Chunk]:
     """Pack whole sentences into chunks; split a sentence only when it alone is too long.
     Each chunk after the first starts with the tail of the previous one (the overlap)."""
     pieces = [

@@ -13,7 +13,7 @@ import qdrant_edge as qe
 from qdrant_client import models
 
 from app.embeddings.dense import DIMENSION
-from app.store import facet_snapshot, fields, translate
+from app.store import facet_snapshot, fields, index_format, translate
 from app.store.base import Hit, VectorIndex
 from app.store.doc_facets import MEMBERSHIP, PAYLOAD_KEYS, DocumentFacets
 from app.store.errors import (
@@ -29,6 +29,7 @@ from app.store.fields import (
     SPARSE_VECTOR,
     IndexType,
 )
+from app.store.index_format import IndexSettings
 from app.store.layout import EDGE_CONFIG, IndexLayout
 from app.store.memo import ReadMemo
 
@@ -117,15 +118,24 @@ def _open_shard(path: Path, optimizers: qe.EdgeOptimizersConfig | None = None) -
         ) from exc
 
 
-def current_shard(layout: IndexLayout) -> Path:
+def current_shard(layout: IndexLayout, check_settings: bool = True) -> Path:
     """The generation to serve, after finishing an interrupted move of a format-1 shard and
-    moving one that opens (a refused shard stays exactly where and as it is)."""
+    moving one that opens (a refused shard stays exactly where and as it is). An index written
+    by a newer release, or (`check_settings`) with other settings, is refused before anything
+    moves (`index_format`); without `check_settings` it is opened as it is (backup, reindex)."""
     layout.check()
+    index_format.check_format(layout)
     layout.resume_migration()
+    current = IndexSettings.current()
+    if check_settings and layout.exists:
+        index_format.refuse_other_settings(layout, current)
     if layout.legacy:
         _open_shard(layout.root).close()  # refused here, before anything moves
         layout.migrate_legacy()
-    return layout.current()
+    shard = layout.current()
+    if check_settings:
+        index_format.record_settings(layout, current)
+    return shard
 
 
 def _documents_in(selector: models.Filter) -> models.Filter:
@@ -145,15 +155,18 @@ class EdgeStore:
         *,
         shard: Path | None = None,
         optimizers: qe.EdgeOptimizersConfig | None = None,
+        check_settings: bool = True,
     ) -> None:
         """Opens the generation in use (`index.json`), or `shard` (a rebuild's copy), and only
-        then, as the owner of the index, deletes the generations left by others."""
+        then, as the owner of the index, deletes the generations and backup copies left by
+        others. `check_settings`: see `current_shard`."""
         layout = IndexLayout.of(data_dir, collection)
-        self._path = shard or current_shard(layout)
+        self._path = shard or current_shard(layout, check_settings)
         self._min_free_bytes = min_free_bytes
         self._shard = _open_shard(self._path, optimizers)
         if shard is None:
             layout.remove_other_generations(keep=self._path)
+            layout.remove_backup_leftovers()
         self._write_lock = threading.Lock()
         self.on_write: WriteHook | None = None  # called under the write lock after each write
         # Counts and facets scan every point under their filter; a search asks the same ones

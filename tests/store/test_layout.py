@@ -9,6 +9,7 @@ import qdrant_edge as qe
 from qdrant_client import models
 
 from app.store.edge import EdgeStore, _config
+from app.store.index_format import IndexSettings
 from app.store.layout import INDEX_FILE, IndexLayout
 
 
@@ -40,6 +41,7 @@ def test_a_new_index_starts_at_generation_one(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "c" / INDEX_FILE).read_text()) == {
         "format": 2,
         "shard": "shard-000001",
+        "settings": IndexSettings.current().to_record(),
     }
     assert layout.current() == tmp_path / "c" / "shard-000001"
     reopened = EdgeStore(tmp_path, "c")
