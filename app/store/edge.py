@@ -177,13 +177,14 @@ class EdgeStore:
         # (see doc_facets): from the snapshot the last close left, else read from the shard in
         # the background (the engine answers until then). Taken before any write: a snapshot
         # never outlives the state it describes.
-        saved = facet_snapshot.take(IndexLayout.facet_snapshot(self._path))
+        snapshot = IndexLayout.facet_snapshot(self._path)
+        saved = facet_snapshot.take(snapshot) if facet_index else None
         self._facets = saved or DocumentFacets()
-        # Without a facet index of its own (a one-shot command), a store that writes nothing
-        # puts the snapshot back as it found it.
-        self._unused_facets = None if facet_index else saved
+        # Without a facet index of its own (a one-shot command), the snapshot stays where it is
+        # until the store's first write: a command that only reads (a backup), even killed,
+        # leaves it as it found it.
+        self._kept_snapshot = snapshot if not facet_index and snapshot.exists() else None
         if not facet_index:
-            self._facets = DocumentFacets()
             self._facets.abandon()
         self._closing = threading.Event()
         try:
@@ -222,7 +223,11 @@ class EdgeStore:
         self._shard.flush()
 
     def save_facets(self, path: Path) -> bool:
-        """The facet index as it is now, to `path` (inside `writes_paused`: the shard's state)."""
+        """The facet index as it is now, to `path` (inside `writes_paused`: the shard's state);
+        without one, the snapshot this store kept, if it did."""
+        if self._kept_snapshot is not None:
+            shutil.copyfile(self._kept_snapshot, path)
+            return True
         return facet_snapshot.save(self._facets, path)
 
     def _load_facets(self) -> None:
@@ -328,7 +333,9 @@ class EdgeStore:
         self._check_room(self._min_free_bytes // 2)
         with self._write_lock:
             ids = touched if touched is not None else self._ids(touched_by)
-            self._unused_facets = None
+            if self._kept_snapshot is not None:  # no longer this shard's state
+                self._kept_snapshot.unlink(missing_ok=True)
+                self._kept_snapshot = None
             try:
                 self._shard.update(operation)
             finally:
@@ -492,6 +499,5 @@ class EdgeStore:
         with self._write_lock:
             self._shard.flush()
             if keep_facets:
-                facets = self._unused_facets or self._facets
-                facet_snapshot.save(facets, IndexLayout.facet_snapshot(self._path))
+                facet_snapshot.save(self._facets, IndexLayout.facet_snapshot(self._path))
             self._shard.close()

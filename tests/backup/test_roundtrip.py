@@ -4,7 +4,11 @@ searches; a backup that is not whole, or a target that is not empty, is refused 
 nothing is written."""
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app import cli
-from app.backup.manifest import MANIFEST, BackupError, Counts, Manifest
+from app.backup.manifest import MANIFEST, BackupError, Counts, FileEntry, Manifest, files_under
 from app.backup.restore import restore
 from app.backup.stream import receive, tar_stream
 from app.config import Settings
@@ -203,3 +207,42 @@ def test_a_backup_stream_cut_short_leaves_no_manifest(
         with pytest.raises(BackupError, match="incomplete"):
             receive([whole[:cut]], dest)
         assert not (dest / MANIFEST).exists()
+
+
+def test_a_kill_9_mid_backup_of_a_stopped_index_leaves_it_as_it_was(
+    original: tuple[Path, Any, Path], tmp_path: Path
+) -> None:
+    data, expected, _ = original
+    before = {name: FileEntry.of(data / name) for name in files_under(data)}
+    killed = subprocess.run(
+        [sys.executable, "-m", "app", "backup", str(tmp_path / "half")],
+        env=os.environ | {"SEARCH_DATA_DIR": str(data), "ASTROLABE_FAILPOINT": "backup_copied"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert any((tmp_path / "half").iterdir()) and not (tmp_path / "half" / MANIFEST).exists()
+    with pytest.raises(BackupError, match="not a complete backup"):
+        restore(tmp_path / "half", Settings(data_dir=tmp_path / "restored"))
+    after = {name: FileEntry.of(data / name) for name in files_under(data)}
+    assert after == before
+    assert restored_answers(data) == expected
+
+
+@pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
+def test_server_mode_needs_a_qdrant_server_for_snapshots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """qdrant-client's local mode has no snapshot API: both commands say so in one line."""
+    monkeypatch.setenv("SEARCH_QDRANT_URL", ":memory:")
+    assert run(monkeypatch, tmp_path / "unused", "backup", str(tmp_path / "b")) == 1
+    assert "needs a Qdrant server" in capsys.readouterr().err
+    assert not (tmp_path / "b" / MANIFEST).exists()
+    snapshot = tmp_path / "snap"
+    snapshot.mkdir()
+    (snapshot / "collection.snapshot").write_bytes(b"not a snapshot")
+    manifest = Manifest.describe(snapshot, "server", "astrolabe", Counts(0, 0, 0, 0, 0))
+    manifest.write(snapshot)
+    assert run(monkeypatch, tmp_path / "unused", "restore", str(snapshot)) == 1
+    assert "needs a Qdrant server" in capsys.readouterr().err
