@@ -26,7 +26,18 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
         " last member (docs/deployment.md, Backup and restore).",
         "content": {TAR: {"schema": {"type": "string", "format": "binary"}}},
     },
-    **{code: {"model": ErrorBody} for code in (401, 403, 409, 503, 507)},
+    **{code: {"model": ErrorBody} for code in (401, 403, 503)},
+    409: {
+        "model": ErrorBody,
+        "description": "`backup_failed`: no backup could be made (server mode: the node takes"
+        " no snapshots, or the collection changed during every one).",
+    },
+    502: {"model": ErrorBody, "description": "`engine_failed`: Qdrant refused the snapshot."},
+    507: {
+        "model": ErrorBody,
+        "description": "`storage_full`: the copy would not fit beside the index with the disk"
+        " reserve left free; nothing was copied.",
+    },
 }
 
 
