@@ -101,3 +101,15 @@ def test_index_json_names_the_generation_in_use(tmp_path: Path) -> None:
     layout.switch_to(second)
     assert layout.current() == second
     assert not (tmp_path / "c" / (INDEX_FILE + ".partial")).exists()
+
+
+def test_the_owner_removes_the_backup_copies_a_killed_service_left(tmp_path: Path) -> None:
+    EdgeStore(tmp_path, "c").close()
+    layout = IndexLayout.of(tmp_path, "c")
+    left = layout.backup_staging()
+    (left / "shard-000001").mkdir(parents=True)
+    (left / "shard-000001" / "x").write_text("half a copy")
+    assert left.name.startswith("backup-") and left.name.endswith(".partial")
+    EdgeStore(tmp_path, "c").close()
+    assert not left.exists()
+    assert (tmp_path / "c" / INDEX_FILE).exists()
