@@ -82,6 +82,8 @@ def _serve(args: argparse.Namespace) -> int:
         try:
             dense = open_remote_encoder(settings.embedding_url, settings)
         except (EmbeddingServerError, EmbeddingUnavailable) as exc:
+            if launched is not None:  # the engine started early: it goes with the refusal
+                _stop_engine(launched[1])
             print(f"refusing to start: {exc}", file=sys.stderr)
             return EXIT_REFUSED
     # Opened here, not in the lifespan: a refusal is one line, not a trace.
@@ -99,6 +101,13 @@ def _launch_engine(settings: Settings) -> "tuple[Launcher, subprocess.Popen[str]
 
     launcher = Launcher.new(settings.data_dir, settings.collection, settings.min_free_bytes)
     return launcher, launcher.launch(launcher.socket(1))
+
+
+def _stop_engine(process: "subprocess.Popen[str]") -> None:
+    process.kill()
+    process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
 
 
 def open_serving_store(
