@@ -1,7 +1,9 @@
-"""`astrolabe-search serve | ingest | demo | migrate | export-model | optimize | reindex-sparse`."""
+"""`astrolabe-search serve | ingest | demo | migrate | export-model | optimize |
+reindex-sparse | backup | restore | reindex`."""
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -28,10 +30,15 @@ EXIT_STARTUP_FAILED = 3  # uvicorn's code for a failed start
 EXIT_DATA_DIR_IN_USE = 4
 EXIT_DATA_DIR_UNUSABLE = 5
 EXIT_ENGINE_UNAVAILABLE = 6
+EXIT_INDEX_OUTDATED = (
+    7  # written with other settings or by a newer release: the line says what to run
+)
 GRACEFUL_SECONDS = 10  # in-flight requests get this long after SIGTERM; then they are cut
 NO_OPTIMIZE_HELP = (
     "do not build the HNSW index at the end, even past SEARCH_HNSW_THRESHOLD chunks outside it"
 )
+SERVICE_URL_ENV = "SEARCH_SERVICE_URL"  # where `backup` finds the running service
+SERVICE_TOKEN_ENV = "SEARCH_SERVICE_TOKEN"
 DEMO_CORPUS = Path(__file__).resolve().parent / "demo" / "corpus.jsonl"
 
 
@@ -309,6 +316,117 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _backup(args: argparse.Namespace) -> int:
+    """Through the running service (`--url`), else from the stopped index or, in server mode,
+    from Qdrant's snapshot API (docs/deployment.md, Backup and restore)."""
+    from app.backup.make import make_backup
+    from app.backup.stream import download
+    from app.store.errors import DataDirectoryInUse
+    from app.store.layout import IndexLayout
+    from app.store.open import open_store
+
+    started = time.perf_counter()
+    dest = Path(args.dest)
+    settings = Settings()
+    if args.url:
+        if not args.token:
+            print(
+                f"a backup through {args.url} needs a token with scope index:"
+                f" --token or {SERVICE_TOKEN_ENV}",
+                file=sys.stderr,
+            )
+            return EXIT_REFUSED
+        manifest = download(args.url, args.token, dest)
+    else:
+        if (
+            not settings.qdrant_url
+            and not IndexLayout.of(settings.data_dir, settings.collection).exists
+        ):
+            print(
+                f"no embedded index at {settings.data_dir / settings.collection}", file=sys.stderr
+            )
+            return 1
+        try:
+            store = open_store(settings, facet_index=False, check_settings=False)
+        except DataDirectoryInUse:
+            print(
+                f"the index in {settings.data_dir} is in use by a running service: back it up"
+                f" through it with --url and --token (or {SERVICE_URL_ENV} and"
+                f" {SERVICE_TOKEN_ENV})",
+                file=sys.stderr,
+            )
+            return EXIT_DATA_DIR_IN_USE
+        try:
+            manifest = make_backup(store, dest, settings.collection)
+        finally:
+            store.close()
+    counts = manifest.counts
+    print(
+        f"backed up {counts.documents} documents ({counts.chunks} chunks, {counts.points} points,"
+        f" {counts.pending} pending) to {dest} in {time.perf_counter() - started:.1f} s;"
+        f" {len(manifest.files)} files, checksums in {dest / 'manifest.json'}"
+    )
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from app.backup.restore import restore
+
+    started = time.perf_counter()
+    settings = Settings()
+    manifest = restore(Path(args.src), settings)
+    where = settings.qdrant_url or settings.data_dir / settings.collection
+    counts = manifest.counts
+    print(
+        f"restored {counts.documents} documents ({counts.chunks} chunks, {counts.points} points)"
+        f" into {where} in {time.perf_counter() - started:.1f} s; counts verified"
+    )
+    return 0
+
+
+def _reindex(args: argparse.Namespace) -> int:
+    """Re-embed the stopped embedded index with this release's settings (app.reindex)."""
+    from tqdm import tqdm
+
+    from app.embeddings.choose import open_dense_encoder
+    from app.reindex import reindex
+    from app.store.layout import IndexLayout
+
+    settings = Settings()
+    if settings.qdrant_url:
+        print("reindex works on the embedded index; server mode records no settings")
+        return 0
+    if not IndexLayout.of(settings.data_dir, settings.collection).exists:
+        print(f"no embedded index at {settings.data_dir / settings.collection}", file=sys.stderr)
+        return 1
+    started = time.perf_counter()
+    with tqdm(desc="reindex", unit="doc") as bar:
+        done = reindex(
+            settings.data_dir,
+            settings.collection,
+            open_dense_encoder(settings),
+            force=args.force,
+            progress=bar.update,
+        )
+    if done is None:
+        print(
+            "the index already matches this release's settings: nothing to do (--force redoes it)"
+        )
+        return 0
+    if done.sparse_only:
+        print(
+            f"re-encoded the BM25 vectors of {done.chunks} chunks (dense vectors kept) in"
+            f" {time.perf_counter() - started:.1f} s; changed: {', '.join(done.changed)}"
+        )
+        return 0
+    resumed = f", resuming after {done.resumed_at}" if done.resumed_at else ""
+    print(
+        f"reindexed {done.documents} documents ({done.chunks} chunks{resumed}) in"
+        f" {time.perf_counter() - started:.1f} s; changed: {', '.join(done.changed) or 'nothing'}"
+    )
+    return 0
+
+
 def _export_model(args: argparse.Namespace) -> int:
     from app.embeddings.model_files import exported, onnx_path
 
@@ -454,13 +572,43 @@ def main(argv: Sequence[str] | None = None) -> None:
         " takes minutes)",
     )
     optimize.set_defaults(run=_optimize)
-    reindex = commands.add_parser(
+    reindex_sparse = commands.add_parser(
         "reindex-sparse",
         help="re-encode the BM25 vectors from the stored text when the mean chunk length"
         " drifted past 25 % (no dense model run; resumes where an interrupted run stopped)",
     )
-    reindex.add_argument("--force", action="store_true", help="re-encode even within the bound")
-    reindex.set_defaults(run=_reindex_sparse)
+    reindex_sparse.add_argument(
+        "--force", action="store_true", help="re-encode even within the bound"
+    )
+    reindex_sparse.set_defaults(run=_reindex_sparse)
+    backup = commands.add_parser(
+        "backup", help="back up the index (through the running service with --url)"
+    )
+    backup.add_argument("dest", help="a new or empty directory")
+    backup.add_argument(
+        "--url",
+        default=os.environ.get(SERVICE_URL_ENV),
+        help=f"the running service, e.g. http://127.0.0.1:8000 (default: {SERVICE_URL_ENV})",
+    )
+    backup.add_argument(
+        "--token",
+        default=os.environ.get(SERVICE_TOKEN_ENV),
+        help=f"a token with scope index (default: {SERVICE_TOKEN_ENV}; the variable keeps it"
+        " out of the process list)",
+    )
+    backup.set_defaults(run=_backup)
+    restore = commands.add_parser(
+        "restore", help="restore a backup into an empty SEARCH_DATA_DIR (or empty collection)"
+    )
+    restore.add_argument("src", help="a directory `backup` wrote")
+    restore.set_defaults(run=_restore)
+    reindex = commands.add_parser(
+        "reindex",
+        help="re-embed the stored text with this release's settings (stop `serve` first;"
+        " resumes where an interrupted run stopped)",
+    )
+    reindex.add_argument("--force", action="store_true", help="even if the settings match")
+    reindex.set_defaults(run=_reindex)
     args = parser.parse_args(argv)
     sys.exit(_run(args))
 
@@ -468,6 +616,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 def _run(args: argparse.Namespace) -> int:
     """The command, with a store that cannot be opened reported in one line (docs/deployment.md
     lists the exit codes)."""
+    from app.backup.manifest import BackupError
     from app.store.errors import StoreError
 
     try:
@@ -475,13 +624,22 @@ def _run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"astrolabe-search: {exc.message}", file=sys.stderr)
         return _exit_code(exc)
+    except BackupError as exc:
+        print(f"astrolabe-search: {exc.message}", file=sys.stderr)
+        return 1
     return code
 
 
 def _exit_code(error: Exception) -> int:
-    from app.store.errors import DataDirectoryInUse, DataDirectoryUnusable, EngineUnavailable
+    from app.store.errors import (
+        DataDirectoryInUse,
+        DataDirectoryUnusable,
+        EngineUnavailable,
+        IndexOutdated,
+    )
 
     for kind, code in (
+        (IndexOutdated, EXIT_INDEX_OUTDATED),
         (DataDirectoryInUse, EXIT_DATA_DIR_IN_USE),
         (DataDirectoryUnusable, EXIT_DATA_DIR_UNUSABLE),
         (EngineUnavailable, EXIT_ENGINE_UNAVAILABLE),

@@ -19,7 +19,7 @@ from app.embeddings.dense import DenseEncoder
 from app.errors import PayloadTooLarge, error_response, install_error_handlers
 from app.ingest.receive import MULTIPART_OVERHEAD
 from app.mcp.server import McpEndpoint
-from app.routes import documents, files, metrics, navigation, search, status, sync, viz
+from app.routes import admin, documents, files, metrics, navigation, search, status, sync, viz
 from app.routes.pages import install_pages
 from app.state import AppState, close_services, load_services
 from app.store.base import Store
@@ -136,7 +136,7 @@ def create_app(
     )
     app.state.astrolabe = state
     install_error_handlers(app, compat_validation_error)
-    for module in (status, documents, files, sync, search, viz, navigation, metrics):
+    for module in (status, documents, files, sync, search, viz, navigation, metrics, admin):
         app.include_router(module.router)
     if mcp is not None:
         mcp.mount(app)

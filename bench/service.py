@@ -23,6 +23,7 @@ from bench.prepare import COLLECTION
 
 BENCH_KEY = "bench-user-key"
 QUALITY_KEY = "bench-quality-key"
+ADMIN_KEY = "bench-admin-key"  # scope index: backups through the service (bench.backup)
 YEAR = 365 * 86_400
 
 
@@ -67,6 +68,7 @@ def write_keys(path: Path) -> Path:
     keys = {
         BENCH_KEY: {"sub": BENCH_USER, "groups": [BENCH_GROUP], "scope": "search"},
         QUALITY_KEY: {"sub": "quality", "groups": [QUALITY_GROUP], "scope": "search"},
+        ADMIN_KEY: {"sub": "admin", "scope": "index"},
     }
     path.write_text(json.dumps(keys))
     return path

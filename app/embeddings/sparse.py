@@ -8,6 +8,7 @@ k and b were chosen on two collections (docs/benchmarks.md, "Retrieval quality")
 
 from collections.abc import Sequence
 from functools import cache
+from typing import Any
 
 import qdrant_edge as qe
 from qdrant_client import models
@@ -35,6 +36,14 @@ def term_counts(text: str) -> models.SparseVector:
 def token_count(text: str) -> int:
     """The length BM25 normalises by: the text's tokens once stopwords are dropped."""
     return int(sum(term_counts(text).values))
+
+
+def bm25_parameters() -> dict[str, Any]:
+    """The parameters that shape the stored sparse vectors, as `index.json` records them
+    (`app.store.index_format`): a change makes an index written before it need a reindex. The
+    mean chunk length is not one of them: it is a statistic the index keeps and re-fits itself
+    (`app.ingest.sparse_fit`)."""
+    return {"k": K, "b": B, "tokenizer": "word", "language": "english"}
 
 
 class Bm25Encoder:

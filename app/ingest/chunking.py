@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 _WORD = re.compile(r"\S+")
 _SENTENCE_END = (".", "!", "?")
 OVERLAP_WORDS = 24
+CHUNK_WORDS = 180  # recorded in index.json (app.store.index_format): a change needs a reindex
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,9 @@ def _sentences(text: str) -> list[list[re.Match[str]]]:
     return sentences
 
 
-def chunk_spans(text: str, max_words: int = 180, overlap_words: int = OVERLAP_WORDS) -> list[Chunk]:
+def chunk_spans(
+    text: str, max_words: int = CHUNK_WORDS, overlap_words: int = OVERLAP_WORDS
+) -> list[Chunk]:
     """Pack whole sentences into chunks; split a sentence only when it alone is too long.
     Each chunk after the first starts with the tail of the previous one (the overlap)."""
     pieces = [
@@ -62,7 +65,9 @@ def chunk_spans(text: str, max_words: int = 180, overlap_words: int = OVERLAP_WO
     return [Chunk(text[g[0].start() : g[-1].end()], g[0].start(), g[-1].end()) for g in groups]
 
 
-def chunk_text(text: str, max_words: int = 180, overlap_words: int = OVERLAP_WORDS) -> list[str]:
+def chunk_text(
+    text: str, max_words: int = CHUNK_WORDS, overlap_words: int = OVERLAP_WORDS
+) -> list[str]:
     """The chunks' words, one space apart."""
     return [" ".join(c.text.split()) for c in chunk_spans(text, max_words, overlap_words)]
 
@@ -71,7 +76,7 @@ def chunk_pages(
     text: str,
     page_starts: Sequence[int],
     sealed: bool,
-    max_words: int = 180,
+    max_words: int = CHUNK_WORDS,
     overlap_words: int = OVERLAP_WORDS,
 ) -> list[Chunk]:
     """Chunks of a paged document (`page_starts`: where each page starts in `text`), each with

@@ -14,7 +14,7 @@ from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.filters import selectors
 from app.filters.spec import folder_ancestors
-from app.ingest.chunking import Chunk, chunk_pages
+from app.ingest.chunking import CHUNK_WORDS, Chunk, chunk_pages
 from app.ingest.documents import Document
 from app.ingest.leases import Leases
 from app.ingest.models import DocumentStatus
@@ -131,7 +131,7 @@ class Indexer:
         store: Store,
         dense: DenseEncoder,
         sparse: Bm25Encoder,
-        chunk_words: int = 180,
+        chunk_words: int = CHUNK_WORDS,
         leases: Leases | None = None,
     ) -> None:
         self.store = store

@@ -13,7 +13,7 @@ import qdrant_edge as qe
 from qdrant_client import models
 
 from app.embeddings.dense import DIMENSION
-from app.store import facet_snapshot, fields, translate
+from app.store import facet_snapshot, fields, index_format, translate
 from app.store.base import Hit, VectorIndex
 from app.store.doc_facets import MEMBERSHIP, PAYLOAD_KEYS, DocumentFacets
 from app.store.errors import (
@@ -29,6 +29,7 @@ from app.store.fields import (
     SPARSE_VECTOR,
     IndexType,
 )
+from app.store.index_format import IndexSettings
 from app.store.layout import EDGE_CONFIG, IndexLayout
 from app.store.memo import ReadMemo
 
@@ -117,15 +118,24 @@ def _open_shard(path: Path, optimizers: qe.EdgeOptimizersConfig | None = None) -
         ) from exc
 
 
-def current_shard(layout: IndexLayout) -> Path:
+def current_shard(layout: IndexLayout, check_settings: bool = True) -> Path:
     """The generation to serve, after finishing an interrupted move of a format-1 shard and
-    moving one that opens (a refused shard stays exactly where and as it is)."""
+    moving one that opens (a refused shard stays exactly where and as it is). An index written
+    by a newer release, or (`check_settings`) with other settings, is refused before anything
+    moves (`index_format`); without `check_settings` it is opened as it is (backup, reindex)."""
     layout.check()
+    index_format.check_format(layout)
     layout.resume_migration()
+    current = IndexSettings.current()
+    if check_settings and layout.exists:
+        index_format.refuse_other_settings(layout, current)
     if layout.legacy:
         _open_shard(layout.root).close()  # refused here, before anything moves
         layout.migrate_legacy()
-    return layout.current()
+    shard = layout.current()
+    if check_settings:
+        index_format.record_settings(layout, current)
+    return shard
 
 
 def _documents_in(selector: models.Filter) -> models.Filter:
@@ -145,15 +155,18 @@ class EdgeStore:
         *,
         shard: Path | None = None,
         optimizers: qe.EdgeOptimizersConfig | None = None,
+        check_settings: bool = True,
     ) -> None:
         """Opens the generation in use (`index.json`), or `shard` (a rebuild's copy), and only
-        then, as the owner of the index, deletes the generations left by others."""
+        then, as the owner of the index, deletes the generations and backup copies left by
+        others. `check_settings`: see `current_shard`."""
         layout = IndexLayout.of(data_dir, collection)
-        self._path = shard or current_shard(layout)
+        self._path = shard or current_shard(layout, check_settings)
         self._min_free_bytes = min_free_bytes
         self._shard = _open_shard(self._path, optimizers)
         if shard is None:
             layout.remove_other_generations(keep=self._path)
+            layout.remove_backup_leftovers()
         self._write_lock = threading.Lock()
         self.on_write: WriteHook | None = None  # called under the write lock after each write
         # Counts and facets scan every point under their filter; a search asks the same ones
@@ -164,13 +177,14 @@ class EdgeStore:
         # (see doc_facets): from the snapshot the last close left, else read from the shard in
         # the background (the engine answers until then). Taken before any write: a snapshot
         # never outlives the state it describes.
-        saved = facet_snapshot.take(IndexLayout.facet_snapshot(self._path))
+        snapshot = IndexLayout.facet_snapshot(self._path)
+        saved = facet_snapshot.take(snapshot) if facet_index else None
         self._facets = saved or DocumentFacets()
-        # Without a facet index of its own (a one-shot command), a store that writes nothing
-        # puts the snapshot back as it found it.
-        self._unused_facets = None if facet_index else saved
+        # Without a facet index of its own (a one-shot command), the snapshot stays where it is
+        # until the store's first write: a command that only reads (a backup), even killed,
+        # leaves it as it found it.
+        self._kept_snapshot = snapshot if not facet_index and snapshot.exists() else None
         if not facet_index:
-            self._facets = DocumentFacets()
             self._facets.abandon()
         self._closing = threading.Event()
         try:
@@ -209,7 +223,11 @@ class EdgeStore:
         self._shard.flush()
 
     def save_facets(self, path: Path) -> bool:
-        """The facet index as it is now, to `path` (inside `writes_paused`: the shard's state)."""
+        """The facet index as it is now, to `path` (inside `writes_paused`: the shard's state);
+        without one, the snapshot this store kept, if it did."""
+        if self._kept_snapshot is not None:
+            shutil.copyfile(self._kept_snapshot, path)
+            return True
         return facet_snapshot.save(self._facets, path)
 
     def _load_facets(self) -> None:
@@ -315,7 +333,9 @@ class EdgeStore:
         self._check_room(self._min_free_bytes // 2)
         with self._write_lock:
             ids = touched if touched is not None else self._ids(touched_by)
-            self._unused_facets = None
+            if self._kept_snapshot is not None:  # no longer this shard's state
+                self._kept_snapshot.unlink(missing_ok=True)
+                self._kept_snapshot = None
             try:
                 self._shard.update(operation)
             finally:
@@ -510,6 +530,5 @@ class EdgeStore:
         with self._write_lock:
             self._shard.flush()
             if keep_facets:
-                facets = self._unused_facets or self._facets
-                facet_snapshot.save(facets, IndexLayout.facet_snapshot(self._path))
+                facet_snapshot.save(self._facets, IndexLayout.facet_snapshot(self._path))
             self._shard.close()

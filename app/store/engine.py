@@ -182,6 +182,15 @@ class Engine:
         self.keep_facets = keep_facets
         self.stopped.set()
 
+    def backup(self, target: str) -> Any:
+        """A backup's copy (app.backup.shard), from the engine that serves: a retired one
+        answers Moved, so the caller asks the one that took over."""
+        from app.backup.shard import copy_at_one_moment
+
+        if self._moved:
+            raise Moved()
+        return copy_at_one_moment(self.store, Path(target))
+
     def close(self) -> None:
         """Close the shard (saving its facet index unless told otherwise) and the journal."""
         self.stop_copy()
@@ -202,6 +211,7 @@ CONTROL_METHODS: dict[str, Callable[..., Any]] = {
     Control.FINISH: Engine.finish,
     Control.RETIRE: Engine.retire,
     Control.SHUTDOWN: Engine.shutdown,
+    Control.BACKUP: Engine.backup,
 }
 
 

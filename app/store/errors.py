@@ -50,6 +50,13 @@ class DataDirectoryUnusable(StoreError):
     public = True
 
 
+class IndexOutdated(DataDirectoryUnusable):
+    """The index was written with other settings or by a newer release (app.store.index_format):
+    nothing was changed; the message names the command that upgrades it."""
+
+    code = "index_outdated"
+
+
 class StorageFull(StoreError):
     """The disk under the data directory is full: the write failed whole."""
 

@@ -13,14 +13,17 @@ import json
 import os
 import re
 import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app.store.errors import DataDirectoryUnusable
 
 INDEX_FILE = "index.json"
 FORMAT = 2
 EDGE_CONFIG = "edge_config.json"  # written by Qdrant Edge: marks a directory as a shard
+BACKUP_PREFIX, BACKUP_SUFFIX = "backup-", ".partial"  # a running service's backup copies
 _GENERATION = re.compile(r"^shard-(\d{6})$")
 
 
@@ -84,8 +87,8 @@ class IndexLayout:
         index = self.root / INDEX_FILE
         if index.exists():
             try:
-                name = str(json.loads(index.read_text(encoding="utf-8"))["shard"])
-            except (ValueError, KeyError, TypeError) as exc:
+                name = str(self.record()["shard"])
+            except KeyError as exc:
                 raise DataDirectoryUnusable(
                     f"{index} is unreadable (nothing was changed): {exc}"
                 ) from exc
@@ -105,9 +108,40 @@ class IndexLayout:
         return self.generation(max(numbers, default=0) + 1)
 
     def switch_to(self, shard: Path) -> None:
-        """Make `shard` the generation in use (atomic: a crash leaves the old or the new one)."""
-        record = {"format": FORMAT, "shard": shard.name}
+        """Make `shard` the generation in use (atomic: a crash leaves the old or the new one);
+        what else the record holds (the settings, `index_format`) stays."""
+        self.write_record({"format": FORMAT, "shard": shard.name})
+
+    # --- the record's other fields (app.store.index_format, app.backup) -----------------------
+
+    def record(self) -> dict[str, Any]:
+        """`index.json` as written; empty where there is none yet."""
+        index = self.root / INDEX_FILE
+        if not index.exists():
+            return {}
+        try:
+            record = json.loads(index.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise DataDirectoryUnusable(
+                f"{index} is unreadable (nothing was changed): {exc}"
+            ) from exc
+        if not isinstance(record, dict):
+            raise DataDirectoryUnusable(f"{index} is unreadable (nothing was changed)")
+        return record
+
+    def write_record(self, fields: dict[str, Any]) -> None:
+        """Set these fields of `index.json`, keeping the others (atomic)."""
+        record = self.record() | fields
         write_atomically(self.root / INDEX_FILE, json.dumps(record) + "\n")
+
+    def backup_staging(self) -> Path:
+        """A new directory name for a backup's copy, made before the service sends it."""
+        return self.root / f"{BACKUP_PREFIX}{uuid.uuid4().hex}{BACKUP_SUFFIX}"
+
+    def remove_backup_leftovers(self) -> None:
+        """Copies a killed service left (only for the process that owns the index)."""
+        for path in self.root.glob(f"{BACKUP_PREFIX}*{BACKUP_SUFFIX}"):
+            shutil.rmtree(path, ignore_errors=True)
 
     def migrate_legacy(self) -> None:
         """Move a format-1 shard (closed, opened successfully before) into generation 0. Each

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from multiprocessing.connection import Client, Connection
+from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
 from qdrant_client import models
@@ -217,6 +218,11 @@ class ProcessStore:
         index = self._typed(VectorIndex, "vector_index")
         supervisor = self._supervisor
         return replace(index, rebuilds=supervisor.rebuilds, rebuilding=supervisor.rebuilding)
+
+    def copy_for_backup(self, target: Path) -> Any:
+        """The served engine copies its index into `target` (app.backup.shard) and returns
+        the counts of that moment; sent again to the next engine like every call."""
+        return self.call(Control.BACKUP, str(target))
 
     def close(self) -> None:
         self._drop()

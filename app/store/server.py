@@ -4,8 +4,10 @@ Also runs against qdrant-client's local mode (`:memory:`) for the contract tests
 import logging
 from collections.abc import Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx
 from qdrant_client import QdrantClient, models
 
 from app.config import Settings
@@ -66,6 +68,7 @@ class ServerStore:
             )
         )
         self._collection = collection
+        self._url, self._api_key, self._timeout = url, api_key, timeout
         self._layout = layout or CollectionLayout()
         self._search_params = self._layout.search_params()
         try:
@@ -317,6 +320,41 @@ class ServerStore:
 
     def vector_index(self) -> VectorIndex | None:
         return None  # the server indexes in the background by itself
+
+    # --- snapshots (app.backup): Qdrant's snapshot API, one node ------------------------------
+
+    def download_snapshot(self, target: Path) -> None:
+        """A snapshot of the collection, made by the server and saved to `target`, then
+        deleted on the server. Raises NotImplementedError in qdrant-client's local mode."""
+        made = self._call(lambda: self._client.create_snapshot(self._collection, wait=True))
+        if made is None:
+            raise EngineFailed("Qdrant made no snapshot")
+        try:
+            path = f"/collections/{self._collection}/snapshots/{made.name}"
+            with self._rest() as rest, rest.stream("GET", path) as answer:
+                answer.raise_for_status()
+                with target.open("wb") as out:
+                    for block in answer.iter_bytes(1 << 20):
+                        out.write(block)
+        finally:
+            self._call(lambda: self._client.delete_snapshot(self._collection, made.name))
+
+    def upload_snapshot(self, source: Path) -> None:
+        """Replace the collection's data on the server with a snapshot file's."""
+        if self._url == ":memory:":
+            raise NotImplementedError("snapshots need a Qdrant server")
+        path = f"/collections/{self._collection}/snapshots/upload"
+        with source.open("rb") as snapshot, self._rest() as rest:
+            answer = rest.post(
+                path,
+                params={"priority": "snapshot", "wait": "true"},
+                files={"snapshot": (source.name, snapshot, "application/octet-stream")},
+            )
+        answer.raise_for_status()
+
+    def _rest(self) -> httpx.Client:
+        headers = {"api-key": self._api_key} if self._api_key else {}
+        return httpx.Client(base_url=self._url, headers=headers, timeout=max(self._timeout, 600))
 
     def close(self) -> None:
         self._client.close()

@@ -33,6 +33,9 @@ class Control:
     FINISH = "finish"  # (records) the copy applies the journal up to there and flushes
     RETIRE = "retire"  # every call from now on answers Moved
     SHUTDOWN = "shutdown"  # (keep_facets) close the shard and exit
+    # For a backup (app.backup), from the HTTP process: (target) copy the shard, its facet
+    # snapshot and index.json at one moment of its writes -> app.backup.manifest.Counts
+    BACKUP = "backup"
 
 
 CONTROLS = frozenset(value for name, value in vars(Control).items() if not name.startswith("_"))
@@ -63,6 +66,7 @@ _KNOWN: dict[str, type[errors.StoreError]] = {
         errors.EngineFailed,
         errors.DataDirectoryInUse,
         errors.DataDirectoryUnusable,
+        errors.IndexOutdated,
         errors.StorageFull,
         errors.IndexConflict,
         UntranslatableError,

@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import EXIT_DATA_DIR_IN_USE, EXIT_DATA_DIR_UNUSABLE, EXIT_ENGINE_UNAVAILABLE
+from app.cli import (
+    EXIT_DATA_DIR_IN_USE,
+    EXIT_DATA_DIR_UNUSABLE,
+    EXIT_ENGINE_UNAVAILABLE,
+    EXIT_INDEX_OUTDATED,
+)
 from app.store.edge import EdgeStore
 from app.store.errors import DataDirectoryInUse, DataDirectoryUnusable
 from app.store.layout import EDGE_CONFIG as CONFIG_FILE
@@ -76,7 +81,9 @@ def test_a_corrupted_directory_is_refused_and_left_as_it_was(tmp_path: Path, lay
     with pytest.raises(DataDirectoryUnusable):
         EdgeStore(data_dir, "astrolabe")
     result = serve(tmp_path, data_dir)
-    assert result.returncode == EXIT_DATA_DIR_UNUSABLE
+    # A format-1 index is 0.1.0's, refused for that release's BM25 before anything opens it.
+    expected = EXIT_INDEX_OUTDATED if layout == "format 1" else EXIT_DATA_DIR_UNUSABLE
+    assert result.returncode == expected
     assert "nothing was changed" in one_line(result.stderr)
     assert snapshot(data_dir) == before
 

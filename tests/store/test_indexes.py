@@ -8,6 +8,7 @@ import qdrant_edge as qe
 from app.store.edge import EdgeStore, _config
 from app.store.errors import IndexConflict
 from app.store.fields import PAYLOAD_INDEXES
+from app.store.index_format import IndexSettings, record_settings
 from app.store.layout import IndexLayout
 
 
@@ -26,6 +27,7 @@ def test_an_index_of_another_type_is_reported_not_replaced(tmp_path: Path) -> No
     shard.update(qe.UpdateOperation.create_field_index("tags", qe.PayloadSchemaType.Integer))
     shard.flush()
     shard.close()
+    record_settings(layout, IndexSettings.current())
     with pytest.raises(IndexConflict, match="'tags'"):
         EdgeStore(tmp_path, "c")
     reopened = qe.EdgeShard.load(str(layout.current()))

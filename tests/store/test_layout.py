@@ -5,10 +5,12 @@ short is finished at the next open; the owner of the index deletes every other g
 import json
 from pathlib import Path
 
+import pytest
 import qdrant_edge as qe
 from qdrant_client import models
 
 from app.store.edge import EdgeStore, _config
+from app.store.index_format import RELEASE_0_1_0, IndexSettings
 from app.store.layout import INDEX_FILE, IndexLayout
 
 
@@ -40,6 +42,7 @@ def test_a_new_index_starts_at_generation_one(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "c" / INDEX_FILE).read_text()) == {
         "format": 2,
         "shard": "shard-000001",
+        "settings": IndexSettings.current().to_record(),
     }
     assert layout.current() == tmp_path / "c" / "shard-000001"
     reopened = EdgeStore(tmp_path, "c")
@@ -47,6 +50,14 @@ def test_a_new_index_starts_at_generation_one(tmp_path: Path) -> None:
     reopened.close()
 
 
+@pytest.fixture
+def settings_of_0_1_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The move as a release with 0.1.0's settings makes it (this one refuses 0.1.0's BM25
+    first: `test_index_format`, `test_format1_fixture`)."""
+    monkeypatch.setattr(IndexSettings, "current", classmethod(lambda cls: RELEASE_0_1_0))
+
+
+@pytest.mark.usefixtures("settings_of_0_1_0")
 def test_a_format_1_index_moves_into_generation_0_with_its_points(tmp_path: Path) -> None:
     legacy_shard(tmp_path / "c", 7)
     store = EdgeStore(tmp_path, "c")
@@ -61,6 +72,7 @@ def test_a_format_1_index_moves_into_generation_0_with_its_points(tmp_path: Path
     ]
 
 
+@pytest.mark.usefixtures("settings_of_0_1_0")
 def test_a_move_cut_short_by_a_crash_is_finished_at_the_next_open(tmp_path: Path) -> None:
     legacy_shard(tmp_path / "c", 3)
     (tmp_path / "c").rename(tmp_path / "c.format1")  # the first step of the move, then a crash
@@ -99,3 +111,15 @@ def test_index_json_names_the_generation_in_use(tmp_path: Path) -> None:
     layout.switch_to(second)
     assert layout.current() == second
     assert not (tmp_path / "c" / (INDEX_FILE + ".partial")).exists()
+
+
+def test_the_owner_removes_the_backup_copies_a_killed_service_left(tmp_path: Path) -> None:
+    EdgeStore(tmp_path, "c").close()
+    layout = IndexLayout.of(tmp_path, "c")
+    left = layout.backup_staging()
+    (left / "shard-000001").mkdir(parents=True)
+    (left / "shard-000001" / "x").write_text("half a copy")
+    assert left.name.startswith("backup-") and left.name.endswith(".partial")
+    EdgeStore(tmp_path, "c").close()
+    assert not left.exists()
+    assert (tmp_path / "c" / INDEX_FILE).exists()
