@@ -50,6 +50,11 @@ STALL_MS = 100.0  # a probe slower than this is listed with its moment
 TRICKLE_SEED, TRICKLE_PREFIX = SEED + 2, "live"  # new documents, none of them in any tier
 
 
+def live_data_dir(out: Path) -> Path:
+    """The data directory the live benchmark serves in the tier directory `out`."""
+    return out / "data" if TIERS[out.name].chunks > HTTP_LOAD_MAX else out / "live" / "data"
+
+
 def tier_documents(tier: Tier, docs: dict[str, str]) -> list[Document]:
     """The documents the tier's points are the chunks of (the service chunks them alike)."""
     real = real_chunks(docs, tier.real_docs)
@@ -322,15 +327,15 @@ def measure_live(
     encoder = model_encoder(root / "cache", hashing=args.smoke)
     result: dict[str, Any] = {"tier": tier_name, "mode": "live", "queries": len(queries)}
     out = tier_dir(root, tier_name)
+    data_dir = live_data_dir(out)
     if tier.chunks > HTTP_LOAD_MAX:
         result["prepared"] = prepare(root, tier, docs, encoder).__dict__
-        data_dir = out / "data"
     else:
         prepare_files(root, tier, docs, encoder)
-        data_dir = out / "live" / "data"
         shutil.rmtree(data_dir, ignore_errors=True)
     count = int(args.trickle_rate * args.trickle_seconds)
     new = trickle_documents(out, tier, docs, encoder, count)
+    (out / "live.json").write_text(json.dumps({"encoder": encoder.name, "trickle": count}))
     tables = [
         write_stub_keys(out / "points.jsonl", out / "dense"),
         write_stub_keys(out / "trickle.jsonl", out / "trickle"),

@@ -255,8 +255,17 @@ def write_points(
         lines.write(json.dumps(payload) + "\n")
 
 
-def read_peer_files(out: Path) -> tuple[list[dict[str, Any]], np.ndarray]:
-    with (out / "points.jsonl").open() as lines:
-        points = [json.loads(line) for line in lines]
-    vectors = np.fromfile(out / "dense.f32", dtype=np.float32).reshape(-1, DIMENSION)
-    return points, vectors
+PEER_KEYS = ("id", "embed_text", "readers", "modified_at", "category", "folders", "tags")
+
+
+def read_peer_files(out: Path, name: str = "points") -> tuple[list[dict[str, Any]], np.ndarray]:
+    """The points the peers load and the filter oracle reads (only the keys they use: the 1m
+    tier's whole payloads would not fit beside them), and their vectors. `name`: the tier's
+    points, or `trickle` (bench.live's new documents)."""
+    points = [
+        {k: p[k] for k in PEER_KEYS}
+        for part in batched_points(out / f"{name}.jsonl", 4096)
+        for p in part
+    ]
+    dense = out / ("dense.f32" if name == "points" else f"{name}.f32")
+    return points, np.fromfile(dense, dtype=np.float32).reshape(-1, DIMENSION)
