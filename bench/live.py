@@ -115,6 +115,8 @@ def embed_stub(tables: list[Path], hashing: bool) -> Iterator[Stub]:
     finally:
         process.terminate()
         process.wait(timeout=30)
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 def summary(samples: list[float]) -> dict[str, float]:
@@ -176,23 +178,25 @@ class Prober:
                 self._stop.wait(due - time.perf_counter())
 
     def _watch(self) -> None:
-        while not self._stop.wait(1.0):
+        while True:
             try:
                 status = httpx.get(f"{self.base}/api/v1/status", timeout=30).json()
             except httpx.HTTPError:
-                continue
+                status = {}
             memory = service.memory_by_role(self.pid)
             self.peak_rss_mib = max(self.peak_rss_mib, memory["rss_mib"])
             self.timeline.append(
                 {
                     "t": round(time.perf_counter() - self._began, 1),
-                    "chunks": status["chunks"],
-                    "unindexed": status["unindexed_chunks"],
-                    "rebuilding": status["hnsw_rebuilding"],
-                    "rebuilds": status["hnsw_rebuilds"],
+                    "chunks": status.get("chunks"),
+                    "unindexed": status.get("unindexed_chunks"),
+                    "rebuilding": status.get("hnsw_rebuilding"),
+                    "rebuilds": status.get("hnsw_rebuilds"),
                     "rss_mib": memory["rss_mib"],
                 }
             )
+            if self._stop.wait(1.0):
+                return
 
     def result(self) -> dict[str, Any]:
         walls = [ms for _, ms in self.samples]
@@ -249,6 +253,16 @@ def send(
         "retries": retries,
         "searchable_after_ms": summary(batch_ms),
     }
+
+
+NOTEWORTHY = ("rebuil", "WARNING", "ERROR", "CRITICAL", "Traceback")
+
+
+def service_log(log: Path, most: int = 60) -> list[str]:
+    """The lines of the service's log worth reading beside the numbers: its rebuilds (with how
+    long writes were held), warnings and errors."""
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    return [line[:300] for line in lines if any(word in line for word in NOTEWORTHY)][:most]
 
 
 def load_average() -> list[float]:
@@ -333,6 +347,7 @@ def measure_live(
     else:
         prepare_files(root, tier, docs, encoder)
         shutil.rmtree(data_dir, ignore_errors=True)
+    (data_dir.parent / "serve.log").unlink(missing_ok=True)
     count = int(args.trickle_rate * args.trickle_seconds)
     new = trickle_documents(out, tier, docs, encoder, count)
     (out / "live.json").write_text(json.dumps({"encoder": encoder.name, "trickle": count}))
@@ -363,6 +378,7 @@ def measure_live(
     result["stop_s"] = round(time.perf_counter() - stopping, 2)
     result["restart"] = restart(data_dir, queries, args) | {"load_average": load_average()}
     result["disk_mib"] = service.disk_mib(data_dir)
+    result["service_log"] = service_log(data_dir.parent / "serve.log")
     return result
 
 

@@ -122,6 +122,7 @@ class Service:
     process: subprocess.Popen[bytes]
     cold_start_s: float
     settled_s: float  # from start until the background loads after /readyz are done
+    log: Path  # its stderr (and its engine processes')
 
     def memory_mib(self) -> dict[str, Any]:
         """RSS now and each process's peak, summed over `serve` and its engine processes."""
@@ -159,18 +160,22 @@ def running_service(
     if embedding_url:
         env["SEARCH_EMBEDDING_URL"] = embedding_url
     base = f"http://127.0.0.1:{port}"
+    # A file, not a pipe nobody reads: a full pipe blocks whichever process logs next (the
+    # engine children share it), which stalls the service in a long run.
+    log = data_dir.parent / "serve.log"
     started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    with log.open("ab") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+        )
     try:
-        cold = wait_ready(base, process, started, timeout)
+        cold = wait_ready(base, process, started, timeout, log)
         if wait_idle:
             _wait_idle(process.pid, timeout)
-        yield Service(base, process, cold, time.perf_counter() - started)
+        yield Service(base, process, cold, time.perf_counter() - started, log)
     finally:
         process.terminate()
         try:
@@ -178,16 +183,18 @@ def running_service(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
 
 
 def wait_ready(
-    base: str, process: subprocess.Popen[bytes], started: float, timeout: float
+    base: str,
+    process: subprocess.Popen[bytes],
+    started: float,
+    timeout: float,
+    log: Path | None = None,
 ) -> float:
     while time.perf_counter() - started < timeout:
         if process.poll() is not None:
-            err = process.stderr.read().decode() if process.stderr else ""
+            err = log.read_text(errors="replace") if log else ""
             raise RuntimeError(f"service exited with {process.returncode}: {err[-2000:]}")
         try:
             if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
