@@ -205,6 +205,7 @@ class Prober:
             "searches": summary(walls),
             "errors": self.errors,
             "stalls_over_ms": STALL_MS,
+            "slow_searches": len(stalls),
             "stalls": stalls[:50],
             "peak_rss_mib": self.peak_rss_mib,
             "timeline": self.timeline,

@@ -438,7 +438,11 @@ def live_phases(results: dict[str, dict[str, Any]]) -> list[str]:
         "longest ≤ 250",
         lambda r: _searches(r["load"]),
     )
-    row("searches slower than 100 ms during the load", "", lambda r: len(r["load"]["stalls"]))
+    row(
+        "searches slower than 100 ms during the load / the trickle",
+        "",
+        lambda r: f"{r['load']['slow_searches']} / {r['trickle']['slow_searches']}",
+    )
     row(
         "HNSW after the load: indexed / outside / rebuilds",
         "",
@@ -460,6 +464,14 @@ def live_phases(results: dict[str, dict[str, Any]]) -> list[str]:
         "searches during the trickle, ms p50 / p95 / p99 (longest)",
         "p99 ≤ 50, longest ≤ 250",
         lambda r: _searches(r["trickle"]),
+    )
+    row(
+        "after the trickle, no restart (1M): hybrid / with facets, p50 ms",
+        "≤ 30 / ≤ 50",
+        lambda r: (
+            f"{r['after_trickle']['latency']['hybrid, access rule only']['p50']:g} / "
+            f"{r['after_trickle']['latency']['hybrid + facets']['p50']:g}"
+        ),
     )
     row(
         "restart: `serve` → `/readyz`, s",
