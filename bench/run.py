@@ -18,6 +18,8 @@ import argparse
 import json
 import os
 import platform
+import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -162,4 +164,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    # Stopped with SIGTERM, the run still stops the services and the stub it started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     main()

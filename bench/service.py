@@ -95,6 +95,8 @@ def process_memory(root: int) -> list[ProcessMemory]:
         except OSError:  # exited meanwhile
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if "VmRSS" not in fields:  # exited, not reaped yet
+            continue
         rss, peak = (round(int(fields[key].split()[0]) / 1024, 1) for key in ("VmRSS", "VmHWM"))
         found.append(ProcessMemory(pid, role, rss, peak))
     return found
