@@ -76,22 +76,35 @@ def process_tree(pid: int) -> list[int]:
     return tree
 
 
-def _role(pid: int, root: int) -> str:
-    if pid == root:
-        return "http"
-    command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    if b"app.store.engine" not in command:
-        return "http"
-    return "rebuild" if b"--shard" in command else "engine"
+def _engine_started(pid: int) -> int | None:
+    """When an engine process started (clock ticks after boot); None: not one, or gone."""
+    try:
+        if b"app.store.engine" not in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
+            return None
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except OSError:
+        return None
+
+
+def _roles(root: int) -> dict[int, str]:
+    """`http` for `serve` (and any other child), `engine` for the engine process started first,
+    `rebuild` for one started after it (a rebuild, until its handover: it then serves, and
+    the old one exits)."""
+    tree = process_tree(root)
+    ticks = {pid: _engine_started(pid) for pid in tree if pid != root}
+    started = {pid: tick for pid, tick in ticks.items() if tick is not None}
+    engines = sorted(started, key=lambda pid: started[pid])
+    roles = dict.fromkeys(tree, "http")
+    roles.update((pid, "rebuild" if n else "engine") for n, pid in enumerate(engines))
+    return roles
 
 
 def process_memory(root: int) -> list[ProcessMemory]:
     """RSS of the service's processes: `serve` and its engine children."""
     found = []
-    for pid in process_tree(root):
+    for pid, role in _roles(root).items():
         try:
             status = Path(f"/proc/{pid}/status").read_text()
-            role = _role(pid, root)
         except OSError:  # exited meanwhile
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
