@@ -198,11 +198,25 @@ class Prober:
             if self._stop.wait(1.0):
                 return
 
+    def _by_rebuild(self) -> dict[str, dict[str, float]]:
+        """The searches split by whether the last status read before them said a rebuild was
+        running."""
+        split: dict[str, list[float]] = {"rebuilding": [], "not rebuilding": []}
+        readings = iter(self.timeline)
+        current: dict[str, Any] = {}
+        upcoming = next(readings, None)
+        for t, ms in self.samples:
+            while upcoming is not None and upcoming["t"] <= t:
+                current, upcoming = upcoming, next(readings, None)
+            split["rebuilding" if current.get("rebuilding") else "not rebuilding"].append(ms)
+        return {state: summary(walls) for state, walls in split.items()}
+
     def result(self) -> dict[str, Any]:
         walls = [ms for _, ms in self.samples]
         stalls = [{"t": t, "ms": ms} for t, ms in self.samples if ms > STALL_MS]
         return {
             "searches": summary(walls),
+            "searches_by_rebuild": self._by_rebuild(),
             "errors": self.errors,
             "stalls_over_ms": STALL_MS,
             "slow_searches": len(stalls),

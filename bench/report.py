@@ -439,6 +439,16 @@ def live_phases(results: dict[str, dict[str, Any]]) -> list[str]:
         lambda r: _searches(r["load"]),
     )
     row(
+        "searches during the load while a rebuild ran / while none did, p50 / p99 (longest)",
+        "",
+        lambda r: " / ".join(
+            "{p50:g} / {p99:g} ({max:g}, {count} searches)".format(**split)
+            if split["count"]
+            else "none"
+            for split in r["load"]["searches_by_rebuild"].values()
+        ),
+    )
+    row(
         "searches slower than 100 ms during the load / the trickle",
         "",
         lambda r: f"{r['load']['slow_searches']} / {r['trickle']['slow_searches']}",

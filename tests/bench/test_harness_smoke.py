@@ -59,6 +59,8 @@ def test_live_benchmark_runs_end_to_end(tmp_path: Path) -> None:
     load, trickle = result["load"], result["trickle"]
     assert load["documents"] == 300 and load["chunks"] >= 300 and load["retries"] == 0
     assert load["searches"]["count"] > 0 and load["errors"] == 0
+    split = load["searches_by_rebuild"].values()
+    assert sum(part["count"] for part in split) == load["searches"]["count"]
     # Every chunk's vector came from the bench's tables: the load did not run the model.
     assert load["stub"]["table"] == load["chunks"]
     after = result["after_load"]
