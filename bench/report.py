@@ -1,7 +1,8 @@
 """Render bench/results/*.json into docs/benchmarks.md (between the results markers) and the
-PNG plots under docs/img/. Medians over the service restarts of a run.
+PNG plots under docs/img/. Medians over the service restarts of a run. `--live`: only the live
+section (bench/results/live-*.json, between the live markers).
 
-    .venv/bin/python -m bench.report"""
+    .venv/bin/python -m bench.report [--live]"""
 
 import json
 import statistics
@@ -589,8 +590,15 @@ def _replace_between(text: str, start: str, end: str, body: str) -> str:
     return f"{before}{start}\n{body}\n{end}{after}"
 
 
-def main() -> None:
-    text = _replace_between(DOC.read_text(), START, END, render())
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.report")
+    parser.add_argument("--live", action="store_true", help="only the live section")
+    args = parser.parse_args(argv)
+    text = DOC.read_text()
+    if not args.live:
+        text = _replace_between(text, START, END, render())
     if LIVE_START in text:
         text = _replace_between(text, LIVE_START, LIVE_END, render_live())
     DOC.write_text(text)
