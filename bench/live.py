@@ -47,6 +47,7 @@ LOAD_BATCH = 256
 HTTP_LOAD_MAX = 300_000  # larger tiers are loaded through the store layer
 TRICKLE_BATCH = 10
 STALL_MS = 100.0  # a probe slower than this is listed with its moment
+TIMELINE_EVERY = 5  # of the status readings (one a second), the ones kept in the results
 TRICKLE_SEED, TRICKLE_PREFIX = SEED + 2, "live"  # new documents, none of them in any tier
 
 
@@ -222,7 +223,7 @@ class Prober:
             "slow_searches": len(stalls),
             "stalls": stalls[:50],
             "peak_rss_mib": self.peak_rss_mib,
-            "timeline": self.timeline,
+            "timeline": self.timeline[::TIMELINE_EVERY],
         }
 
 

@@ -201,14 +201,15 @@ def load_store(data_dir: Path, out: Path) -> Loaded:
     return Loaded(points, documents, loaded - started, optimized - loaded, index.hnsw)
 
 
-def upsert_points(store: EdgeStore, out: Path) -> tuple[int, int]:
+def upsert_points(store: EdgeStore, out: Path, name: str = "points") -> tuple[int, int]:
     """The points of `out`'s plain files (the stored payload plus `id` and `embed_text`), in
-    batches; returns how many points and documents."""
+    batches; returns how many points and documents. `name` as for `read_peer_files`."""
     sparse = Bm25Encoder()
-    vectors = np.memmap(out / "dense.f32", dtype=np.float32, mode="r").reshape(-1, DIMENSION)
+    dense = out / ("dense.f32" if name == "points" else f"{name}.f32")
+    vectors = np.memmap(dense, dtype=np.float32, mode="r").reshape(-1, DIMENSION)
     documents: set[str] = set()
     start = 0
-    for part in batched_points(out / "points.jsonl", UPSERT_BATCH):
+    for part in batched_points(out / f"{name}.jsonl", UPSERT_BATCH):
         bm25 = sparse.encode_documents([str(p["embed_text"]) for p in part])
         store.upsert(
             [

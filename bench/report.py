@@ -553,6 +553,17 @@ def live_peers(results: dict[str, dict[str, Any]]) -> list[str]:
                     f" | {row.get('end_to_end_ratio', 1.0):g} | {row['dense_recall@10']:g}"
                     f" | {row['violations']} | {row['short_pages']} |"
                 )
+    finished = [
+        f"{engine['engine']} ({tier}) {' / '.join(f'{x:g}' for x in engine['load_average'])}"
+        for tier, result in results.items()
+        for engine in result.get("peers", {}).values()
+        if "load_average" in engine
+    ]
+    if finished:
+        lines += [
+            "",
+            "Load averages when each engine's measurement finished: " + "; ".join(finished),
+        ]
     return lines
 
 

@@ -5,6 +5,7 @@ result against the filter oracle, measure dense recall@10 against an exact scan.
 
 import argparse
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -132,6 +133,7 @@ def main() -> None:
                 "ingest_points_per_s": round(len(points) / build_s) if build_s else None,
                 "queries": len(texts),
                 "scenarios": scenario_results,
+                "load_average": [round(x, 2) for x in os.getloadavg()],  # when it finished
             }
         )
     )
