@@ -41,10 +41,11 @@ LIVE_TARGETS = {
 }
 
 
-def load() -> dict[str, dict[str, Any]]:
+def load(tiers: tuple[str, ...] = TIERS, prefix: str = "") -> dict[str, dict[str, Any]]:
+    """The results of each tier measured (`prefix`: `live-` for the live runs)."""
     found = {}
-    for tier in TIERS:
-        path = RESULTS / f"{tier}.json"
+    for tier in tiers:
+        path = RESULTS / f"{prefix}{tier}.json"
         if path.exists():
             found[tier] = json.loads(path.read_text())
     return found
@@ -364,15 +365,6 @@ def render() -> str:
     return "\n".join(parts)
 
 
-def load_live() -> dict[str, dict[str, Any]]:
-    found = {}
-    for tier in LIVE_TIERS:
-        path = RESULTS / f"live-{tier}.json"
-        if path.exists():
-            found[tier] = json.loads(path.read_text())
-    return found
-
-
 def _ppp(row: dict[str, Any]) -> str:
     return f"{row['p50']:g} / {row['p95']:g} / {row['p99']:g}"
 
@@ -568,7 +560,7 @@ def live_peers(results: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def render_live() -> str:
-    results = load_live()
+    results = load(LIVE_TIERS, "live-")
     if not results:
         return "(no live run: `python -m bench.run --live`)"
     parts = []
