@@ -502,9 +502,9 @@ def live_phases(results: dict[str, dict[str, Any]]) -> list[str]:
         ),
     )
     row(
-        "RSS after the load: http + engine = all, MiB",
+        "RSS after the load (1M: after the trickle): http + engine = all, MiB",
         "",
-        lambda r: _memory(r["after_load"]["memory"]),
+        lambda r: _memory(r.get("after_load", r.get("after_trickle", {}))["memory"]),
     )
     row(
         "RSS, peak of all processes sampled each second during the load / trickle, MiB",

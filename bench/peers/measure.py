@@ -43,6 +43,8 @@ def open_engine(
         from bench.prepare import COLLECTION
 
         data = live_data_dir(out) if live else out / "data"
+        if not data.exists():  # opening would make an empty index
+            raise SystemExit(f"no data directory at {data}")
         return Ours(EdgeStore(data, COLLECTION, facet_index=False))
     if name == "lancedb" and live:
         return LanceDBLive(out / "peers" / "lancedb-live", points, vectors)
