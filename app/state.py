@@ -9,6 +9,7 @@ from app.auth import Authenticator
 from app.config import Settings
 from app.embeddings.choose import open_dense_encoder
 from app.embeddings.dense import DenseEncoder
+from app.embeddings.query_cache import QueryVectorCache
 from app.embeddings.sparse import Bm25Encoder
 from app.errors import NotReady
 from app.ingest.leases import LeaseKeeper
@@ -18,10 +19,13 @@ from app.ingest.service import IngestService
 from app.search.algorithms import QueryEncoder
 from app.search.api import SearchApi
 from app.search.navigation import Navigator
+from app.search.rerank import Reranker
 from app.search.service import SearchService
 from app.search.verify import DocRef, Verifier
 from app.store.base import Store
 from app.store.fields import doc_key
+from app.telemetry.metrics import Metrics
+from app.telemetry.search import SearchTelemetry
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +42,7 @@ class Services:
     verifier: Verifier | None
     keeper: LeaseKeeper
     navigation: Navigator
+    reranker: Reranker | None = None
 
 
 @dataclass
@@ -45,6 +50,7 @@ class AppState:
     settings: Settings
     authenticator: Authenticator
     started_at: float = field(default_factory=time.monotonic)
+    metrics: Metrics = field(default_factory=Metrics)
     services: Services | None = None
     error: str | None = None
     ready: threading.Event = field(default_factory=threading.Event)
@@ -62,7 +68,9 @@ class AppState:
         return self.services
 
 
-def build_services(settings: Settings, store: Store, dense: DenseEncoder | None) -> Services:
+def build_services(
+    settings: Settings, store: Store, dense: DenseEncoder | None, metrics: Metrics
+) -> Services:
     model = dense if dense is not None else open_dense_encoder(settings)
     sparse = Bm25Encoder()
     indexer = Indexer(store, model, sparse)
@@ -76,8 +84,27 @@ def build_services(settings: Settings, store: Store, dense: DenseEncoder | None)
         for doc_type, doc_id in refs:
             indexer.delete(doc_key(doc_type, doc_id))
 
+    reranker = (
+        Reranker(
+            settings.rerank_url,
+            settings.rerank_model,
+            settings.rerank_api_key,
+            settings.verify_timeout,
+            settings.rerank_top_n,
+        )
+        if settings.rerank_url
+        else None
+    )
+    telemetry = SearchTelemetry(metrics, settings.slow_search_seconds)
     search = SearchService(
-        store, QueryEncoder(model, sparse), settings.rrf_k, verifier, forget_missing
+        store,
+        QueryEncoder(QueryVectorCache(model), sparse),
+        settings.rrf_k,
+        verifier,
+        forget_missing,
+        telemetry.observe,
+        reranker,
+        settings.verify_timeout,
     )
     queue = IndexQueue(indexer, settings.max_pending)
     queue.start()
@@ -90,14 +117,14 @@ def build_services(settings: Settings, store: Store, dense: DenseEncoder | None)
     keeper.start()
     ingest = IngestService(indexer, queue)
     return Services(
-        store, model, ingest, SearchApi(search, store), verifier, keeper, Navigator(store)
+        store, model, ingest, SearchApi(search, store), verifier, keeper, Navigator(store), reranker
     )
 
 
 def load_services(state: AppState, store: Store, dense: DenseEncoder | None) -> None:
     """Runs in a thread at start-up so /healthz answers while the model loads."""
     try:
-        state.services = build_services(state.settings, store, dense)
+        state.services = build_services(state.settings, store, dense, state.metrics)
         log.info("engine ready after %.1f s", time.monotonic() - state.started_at)
     except Exception as exc:
         log.exception("the engine failed to start")
@@ -115,4 +142,6 @@ def close_services(state: AppState) -> None:
     services.ingest.queue.stop()
     if services.verifier is not None:
         services.verifier.close()
+    if services.reranker is not None:
+        services.reranker.close()
     services.store.close()

@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 from app import __version__
 from app.auth import Principal
 from app.config import Settings
+from app.ingest.sparse_fit import read_fit
 from app.search.algorithms import Algorithm, FusionMethod
 from app.state import AppState, Services
 
@@ -58,12 +59,20 @@ class StatusResponse(BaseModel):
     supported_algorithms: list[str]
     supported_fusions: list[str]
     supported_search_types: list[str] = Field(description="Algorithms again (the app reads it).")
-    rerank_available: bool
+    rerank_available: bool = Field(
+        description="A reranker is configured (SEARCH_RERANK_URL): `rerank: true` reorders the"
+        " first candidates."
+    )
+    bm25_avg_len: float | None = Field(
+        description="The mean chunk length, in BM25 tokens, that the sparse vectors are encoded"
+        " with (`astrolabe-search reindex-sparse` re-fits it); null before the first document."
+    )
 
     @classmethod
     def of(cls, settings: Settings, services: Services) -> "StatusResponse":
         counts = services.ingest.counts()
         index = services.store.vector_index()
+        fit = read_fit(services.store)
         algorithms = [a.value for a in Algorithm]
         return cls(
             version=__version__,
@@ -84,8 +93,9 @@ class StatusResponse(BaseModel):
             hnsw_rebuilding=index is not None and index.rebuilding,
             supported_algorithms=algorithms,
             supported_fusions=[f.value for f in FusionMethod],
+            bm25_avg_len=None if fit is None else round(fit.avg_len, 2),
             supported_search_types=algorithms,
-            rerank_available=False,
+            rerank_available=services.reranker is not None,
         )
 
 

@@ -57,6 +57,19 @@ def load_vaswani(
     return docs, queries, qrels
 
 
+def long_documents(
+    docs: dict[str, str], qrels: dict[str, set[str]], size: int = 6
+) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """A collection of longer documents (~250 words, several chunks): `size` abstracts drawn
+    together by a fixed seed make one; it is relevant to a query when one of them is."""
+    ids = sorted(docs)
+    random.Random(SEED).shuffle(ids)
+    groups = [ids[i : i + size] for i in range(0, len(ids), size)]
+    member = {doc_id: f"long{n:05d}" for n, group in enumerate(groups) for doc_id in group}
+    long_docs = {f"long{n:05d}": " ".join(docs[d] for d in group) for n, group in enumerate(groups)}
+    return long_docs, {q: {member[d] for d in rel if d in member} for q, rel in qrels.items()}
+
+
 def embed_text(doc: Document, chunk: str) -> str:
     """What the Indexer embeds for a chunk (title line, then the chunk)."""
     return f"{doc.title}\n{chunk}"

@@ -175,7 +175,7 @@ def run(tier: str, data: Path, queries: int) -> dict[str, Any]:
     paths = {k: scratch / k / COLLECTION for k in ("a", "b", "c")}
     steps: dict[str, Any] = {"tier": tier, "points": len(points), "queries": len(texts) - 3}
     a = EdgeStore(paths["a"].parent, COLLECTION, facet_index=False)
-    steps["load_s"], _ = timed(lambda: load_points(a, out))
+    steps["load_s"], _ = timed(lambda: load_points(a, points, vectors))
     steps["load_s"] = round(steps["load_s"] / 1000, 1)
     print(f"{tier}: loaded in {steps['load_s']} s", flush=True)
     b, steps["plain_load_gil_hold_s"] = reopen_copy(a, paths["a"], paths["b"])

@@ -373,7 +373,9 @@ def measure_live(
     ]
     with (
         embed_stub(tables, hashing=args.smoke) as stub,
-        service.running_service(data_dir, embedding_url=stub.url, wait_idle=False) as svc,
+        service.running_service(
+            data_dir, settings={"SEARCH_EMBEDDING_URL": stub.url}, wait_idle=False
+        ) as svc,
     ):
         result["start_s"] = round(svc.cold_start_s, 2)
         if tier.chunks <= HTTP_LOAD_MAX:

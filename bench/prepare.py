@@ -16,8 +16,9 @@ import numpy as np
 from qdrant_client import models
 
 from app.embeddings.dense import DIMENSION, MODEL_NAME, DenseEncoder, HashingEncoder
-from app.embeddings.sparse import Bm25Encoder
+from app.embeddings.sparse import DEFAULT_AVG_LEN, B, Bm25Encoder, K, token_count
 from app.ingest.pipeline import chunk_payload, chunk_point_id
+from app.ingest.sparse_fit import SparseFit, mean_length, read_fit, write_fit
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from bench.corpus import (
@@ -66,9 +67,15 @@ class Prepared:
     derivation: int = 0  # bench.corpus.DERIVATION the points were made with
 
 
-def payload_layout() -> str:
+def payload_keys() -> str:
     sample = real_chunks({"x": "A sentence."})[0]
     return ",".join(sorted(chunk_payload(sample.doc, 0, 1, sample.span)))
+
+
+def payload_layout() -> str:
+    """The chunk payload's keys, and how the sparse vectors are encoded: a tier written in an
+    older layout is rebuilt."""
+    return f"{payload_keys()};bm25 k={K} b={B} fitted"
 
 
 def tier_dir(root: Path, tier: str) -> Path:
@@ -161,7 +168,7 @@ def _current_files(out: Path, tier: Tier) -> bool:
     with (out / "points.jsonl").open() as lines:
         first = json.loads(lines.readline() or "{}")
     layout = ",".join(sorted(set(first) - {"id", "embed_text"}))
-    return layout == payload_layout() and tier.chunks in (0, point_count(out))
+    return layout == payload_keys() and tier.chunks in (0, point_count(out))
 
 
 def prepare_files(root: Path, tier: Tier, docs: dict[str, str], encoder: CachedEncoder) -> Path:
@@ -191,7 +198,7 @@ def load_store(data_dir: Path, out: Path) -> Loaded:
     store = EdgeStore(data_dir, COLLECTION, facet_index=False)
     try:
         started = time.perf_counter()
-        points, documents = upsert_points(store, out)
+        points, documents = upsert_file(store, out)
         loaded = time.perf_counter()
         optimize_if_worth_it(store, Settings().hnsw_threshold, points)
         optimized = time.perf_counter()
@@ -201,29 +208,66 @@ def load_store(data_dir: Path, out: Path) -> Loaded:
     return Loaded(points, documents, loaded - started, optimized - loaded, index.hnsw)
 
 
-def upsert_points(store: EdgeStore, out: Path, name: str = "points") -> tuple[int, int]:
-    """The points of `out`'s plain files (the stored payload plus `id` and `embed_text`), in
-    batches; returns how many points and documents. `name` as for `read_peer_files`."""
-    sparse = Bm25Encoder()
+def upsert_points(store: EdgeStore, points: list[dict[str, Any]], vectors: np.ndarray) -> None:
+    """Points as `write_points` keeps them (the stored payload plus `id` and `embed_text`), BM25
+    fitted as the Indexer fits it: to the first points a store gets (their mean length, kept in
+    the index)."""
+    texts = [str(p["embed_text"]) for p in points]
+    sparse = _fitted(store, lambda: SparseFit(mean_length(texts), len(texts)) if texts else None)
+    for start in range(0, len(points), UPSERT_BATCH):
+        end = start + UPSERT_BATCH
+        _upsert(store, sparse, points[start:end], vectors[start:end])
+
+
+def upsert_file(store: EdgeStore, out: Path, name: str = "points") -> tuple[int, int]:
+    """`upsert_points` streamed from `out`'s plain files (`name` as for `read_peer_files`: the
+    1m tier's would not fit in memory beside the engine); returns how many points and
+    documents."""
+    sparse = _fitted(store, lambda: _fit_of(out / f"{name}.jsonl"))
     dense = out / ("dense.f32" if name == "points" else f"{name}.f32")
     vectors = np.memmap(dense, dtype=np.float32, mode="r").reshape(-1, DIMENSION)
     documents: set[str] = set()
     start = 0
     for part in batched_points(out / f"{name}.jsonl", UPSERT_BATCH):
-        bm25 = sparse.encode_documents([str(p["embed_text"]) for p in part])
-        store.upsert(
-            [
-                models.PointStruct(
-                    id=str(p["id"]),
-                    vector={DENSE_VECTOR: vectors[start + n].tolist(), SPARSE_VECTOR: bm25[n]},
-                    payload={k: v for k, v in p.items() if k not in ("id", "embed_text")},
-                )
-                for n, p in enumerate(part)
-            ]
-        )
+        _upsert(store, sparse, part, vectors[start : start + len(part)])
         documents.update(str(p["doc_key"]) for p in part)
         start += len(part)
     return start, len(documents)
+
+
+def _fitted(store: EdgeStore, measure: Callable[[], SparseFit | None]) -> Bm25Encoder:
+    """The BM25 encoder of the store's fit; a store without one is fitted by `measure`."""
+    fit = read_fit(store)
+    if fit is None:
+        fit = measure()
+        if fit is not None:
+            write_fit(store, fit)
+    return Bm25Encoder(fit.avg_len if fit is not None else DEFAULT_AVG_LEN)
+
+
+def _upsert(
+    store: EdgeStore, sparse: Bm25Encoder, part: list[dict[str, Any]], vectors: np.ndarray
+) -> None:
+    bm25 = sparse.encode_documents([str(p["embed_text"]) for p in part])
+    store.upsert(
+        [
+            models.PointStruct(
+                id=str(p["id"]),
+                vector={DENSE_VECTOR: vectors[n].tolist(), SPARSE_VECTOR: bm25[n]},
+                payload={k: v for k, v in p.items() if k not in ("id", "embed_text")},
+            )
+            for n, p in enumerate(part)
+        ]
+    )
+
+
+def _fit_of(path: Path) -> SparseFit | None:
+    """BM25's mean chunk length over a points file (as `mean_length`), in one streamed pass."""
+    tokens = count = 0
+    for part in batched_points(path, 4096):
+        tokens += sum(token_count(str(p["embed_text"])) for p in part)
+        count += len(part)
+    return SparseFit(max(1.0, tokens / count), count) if count else None
 
 
 def batched_points(path: Path, size: int) -> Iterator[list[dict[str, Any]]]:

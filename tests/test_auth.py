@@ -14,10 +14,10 @@ import jwt
 import pytest
 from fastapi.testclient import TestClient
 
-from app.auth import ApiKeysFileError, Authenticator, Principal, load_api_keys
+from app.auth import ApiKeysFileError, Authenticator, Principal, build_authenticator, load_api_keys
 from app.config import Settings
 from app.embeddings.dense import HashingEncoder
-from app.main import build_authenticator, create_app
+from app.main import create_app
 from tests.helpers import JWT_SECRET, auth, doc, envelope, running_app
 
 SEARCH = "/api/v1/search"

@@ -2,8 +2,10 @@
 set exists in Settings, ports line up, probes hit routes the app serves, images are pinned.
 No Docker engine or Kubernetes runs here: these checks are static."""
 
+import json
 import re
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -12,7 +14,9 @@ import pytest
 import yaml
 
 from app.config import Settings
+from app.embeddings.dense import HashingEncoder
 from app.main import create_app
+from tests.helpers import doc, index, running_app
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -148,6 +152,10 @@ def test_kubernetes_probes_ports_and_env_match_the_app(
     service = kubernetes["Service"]
     assert service["spec"]["selector"] == pod["metadata"]["labels"]
     assert all(p["targetPort"] in ports for p in service["spec"]["ports"])
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    scrape = pod["metadata"]["annotations"]
+    assert scrape["prometheus.io/port"] == env["SEARCH_METRICS_PORT"] == str(ports["metrics"])
+    assert "metrics" not in {p["targetPort"] for p in service["spec"]["ports"]}, "token-free"
 
 
 def test_kubernetes_reaches_the_helm_installed_cluster(
@@ -191,6 +199,10 @@ def test_dockerfile_is_multi_stage_non_root_with_a_healthcheck() -> None:
     users = [a for k, a in final if k == "USER"]
     assert users and users[-1] not in ("root", "0")
     assert not any(k == "RUN" and "pip install" in a for k, a in final), "build deps stay behind"
+    assert [a for k, a in final if k == "COPY"] == ["--from=build /opt/venv /opt/venv"]
+    serving = next(a for k, a in build if k == "RUN" and "/opt/venv/bin/pip install" in a)
+    assert serving.endswith("/opt/venv/bin/pip install ."), "serving installs no extra"
+    assert any(k == "RUN" and '! /opt/venv/bin/python -c "import torch"' in a for k, a in build)
     assert any(k == "RUN" and "HF_HUB_OFFLINE=1" in a and "encode" in a for k, a in build), (
         "the build must load the model offline, so the image holds it"
     )
@@ -203,3 +215,61 @@ def test_dockerfile_is_multi_stage_non_root_with_a_healthcheck() -> None:
     command = shlex.split(next(a for k, a in final if k == "CMD").replace(",", " "))
     port = next(a for k, a in final if k == "EXPOSE")
     assert str(probe.port) == port == _option([c.strip('[]"') for c in command], "--port")
+
+
+METRIC = re.compile(r"\b((?:astrolabe|process)_[a-z0-9_]+)\b")
+
+
+@pytest.fixture(scope="module")
+def exposed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[set[str]]:
+    """Every sample name a running app's /metrics can carry (also of metrics not yet
+    observed), and Prometheus's own `up`."""
+    with running_app(tmp_path_factory.mktemp("metrics") / "data", HashingEncoder()) as client:
+        index(client, doc("1"))
+        names = {"up"}
+        for family in client.app.state.astrolabe.metrics.registry.collect():  # type: ignore[attr-defined]
+            suffixes = {"counter": ["_total"], "histogram": ["_bucket", "_count", "_sum"]}
+            names |= {family.name + s for s in suffixes.get(family.type, [""])}
+        yield names
+
+
+def _expressions(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "expr" and isinstance(value, str):
+                yield value
+            else:
+                yield from _expressions(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _expressions(item)
+
+
+def test_alert_rules_read_metrics_the_service_exposes(exposed: set[str]) -> None:
+    rules = _load(DEPLOY / "prometheus" / "astrolabe-rules.yml")["groups"][0]["rules"]
+    assert len(rules) >= 5
+    for rule in rules:
+        assert rule["labels"]["severity"] in {"critical", "warning", "info"}, rule["alert"]
+        assert rule["annotations"]["summary"] and rule["annotations"]["description"]
+        used = set(METRIC.findall(rule["expr"])) | ({"up"} if "up{" in rule["expr"] else set())
+        assert used, rule["alert"]
+        assert used <= exposed, (rule["alert"], used - exposed)
+
+
+def test_the_dashboard_charts_metrics_the_service_exposes(exposed: set[str]) -> None:
+    dashboard = json.loads((DEPLOY / "grafana" / "astrolabe-dashboard.json").read_text())
+    expressions = list(_expressions(dashboard["panels"]))
+    assert len(expressions) >= 15
+    used = {name for expr in expressions for name in METRIC.findall(expr)}
+    assert used <= exposed, used - exposed
+    observed = {"astrolabe_search_duration_seconds_bucket", "astrolabe_ingest_queue_depth"}
+    assert observed <= used
+    charted = {name.removesuffix("_total").removesuffix("_bucket") for name in used}
+    families = {name.removesuffix("_total").removesuffix("_bucket") for name in exposed}
+    assert {n for n in families if n.startswith("astrolabe_")} - charted <= {
+        "astrolabe_build_info",
+        "astrolabe_http_request_duration_seconds_count",
+        "astrolabe_http_request_duration_seconds_sum",
+        "astrolabe_search_duration_seconds_count",
+        "astrolabe_search_duration_seconds_sum",
+    }, "every metric of the service is on the dashboard"

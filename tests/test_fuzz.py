@@ -23,7 +23,7 @@ from app.auth import Authenticator
 from app.config import Settings
 from app.embeddings.dense import HashingEncoder
 from app.main import create_app
-from tests.helpers import JWT_SECRET, auth
+from tests.helpers import JWT_SECRET, token
 
 load_all_checks()
 ALL_CHECKS = CHECKS.get_all()
@@ -49,13 +49,16 @@ APP = create_app(
 # inverted date range, February 30, a relative file path), and the app dialect answers `rerank:
 # true` with its documented 422: positive data may get those; never a 5xx or an undocumented
 # status. Every other check runs as shipped.
+# The token goes through schemathesis's own auth (not as a header over each case): a header set
+# over a case hides the negative cases that drop it, and they were then reported as accepted.
 CONFIG = SchemathesisConfig.from_dict(
     {
+        "auth": {"openapi": {"HTTPBearer": {"bearer": token("alice", ttl=86_400)}}},
         "checks": {
             "positive_data_acceptance": {
                 "expected-statuses": ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429"]
             }
-        }
+        },
     }
 )
 schema = schemathesis.openapi.from_dict(APP.openapi(), config=CONFIG)
@@ -80,7 +83,7 @@ def _wait_until_ready(app: Any) -> None:
 
 def _fuzz(case: Any) -> None:
     _wait_until_ready(APP)
-    case.call_and_validate(headers=auth(), checks=ALL_CHECKS)
+    case.call_and_validate(checks=ALL_CHECKS)
 
 
 @schema.parametrize()

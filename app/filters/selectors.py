@@ -115,6 +115,15 @@ def chunks_of_revision(key: str, revision: int) -> models.Filter:
     return models.Filter(must=[of_document(key), IS_CHUNK, _is(fields.REVISION, revision)])
 
 
+def at_revision(revision: int | None) -> models.Filter:
+    """Points written by exactly this revision (None: written before points carried one)."""
+    if revision is None:
+        return models.Filter(
+            must=[models.IsEmptyCondition(is_empty=models.PayloadField(key=fields.REVISION))]
+        )
+    return models.Filter(must=[_is(fields.REVISION, revision)])
+
+
 def leased_by(owner: str) -> models.Filter:
     """The waiting placeholders one replica holds the lease of."""
     return models.Filter(

@@ -18,9 +18,10 @@ from app.ingest.chunking import Chunk, chunk_spans
 from app.ingest.documents import Document
 from app.ingest.leases import Leases
 from app.ingest.models import DocumentStatus
+from app.ingest.sparse_fit import fitted_encoder
 from app.store import fields
 from app.store.base import Hit, Store
-from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
+from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR, embedded_text
 
 _last_revision = 0
 _revision_lock = threading.Lock()
@@ -165,7 +166,10 @@ class Indexer:
         its chunks are: `stop` is looked at between slices, and the documents left stay pending
         (their placeholders are the promise a restart keeps)."""
         prepared = [(job, doc, self._chunks(doc)) for job, doc in self._current(jobs)]
-        texts = [f"{doc.title}\n{chunk.text}" for _, doc, chunks in prepared for chunk in chunks]
+        texts = [
+            embedded_text(doc.title, chunk.text) for _, doc, chunks in prepared for chunk in chunks
+        ]
+        bm25 = fitted_encoder(self.store, self.sparse, texts)
         dense: list[list[float]] = []
         sparse: list[models.SparseVector] = []
         written: dict[Job, int] = {}
@@ -176,7 +180,7 @@ class Indexer:
             if stop is not None and stop.is_set():
                 break
             dense += self.dense.encode(texts[start : start + EMBED_SLICE])
-            sparse += self.sparse.encode_documents(texts[start : start + EMBED_SLICE])
+            sparse += bm25.encode_documents(texts[start : start + EMBED_SLICE])
             while item is not None and first + len(item[2]) <= len(dense):
                 job, doc, chunks = item
                 points = [

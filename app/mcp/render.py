@@ -27,7 +27,7 @@ def render_hits(found: ToolSearchResponse) -> str:
     for rank, hit in enumerate(found.results, 1):
         where = f" | {hit.file_path}" if hit.file_path else ""
         tags = f" | tags: {', '.join(hit.tags)}" if hit.tags else ""
-        score = "" if browse else f" | score {hit.score:g}"
+        score = "" if hit.relevance is None else f" | relevance {hit.relevance:.2f}"
         lines.append(
             f"{rank}. {hit.title or '(untitled)'} [{hit.doc_type} {hit.doc_id}]"
             f" | {hit.owner} | {hit.modified_at}{where}{tags}{score}"

@@ -98,10 +98,11 @@ category, best first. Only documents the calling user may read are ever returned
   documents matching the filters, newest first (score 0).
 - Filters narrow the results and combine with AND; inside one list, any value matches (OR),
   except tags_all. They are applied inside the engine, so a narrow filter still fills the page.
-- Scores rank results within one answer; they are not probabilities and not comparable across
-  algorithms. hybrid (default) fuses semantic and keyword rankings (RRF scores are small, at
-  most about 0.033); semantic is cosine similarity (about 0.2 weak to 0.8 strong); bm25 is an
-  unbounded keyword score. total_found counts the matches for this user (exact when browsing).
+- Each result has a relevance in [0, 1]: hybrid (default, semantic and keyword rankings fused)
+  gives 1 to a result both rankings put first; semantic is the cosine similarity (about 0.2
+  weak to 0.8 strong); bm25 is the keyword score over the best one of the answer. `score` is
+  the algorithm's own scale. total_found counts the matches for this user (exact when
+  browsing).
 - Use list_facets first to see which doc types, tags, categories, owners and folders exist,
   and get_document to check one document's metadata and status."""
 
@@ -183,7 +184,10 @@ def register_tools(server: MCPServer[Any], state: AppState) -> None:
         ] = Algorithm.HYBRID,
         fusion: Annotated[
             FusionMethod,
-            Field(description="hybrid only: rrf (rank fusion, default) or dbsf (score fusion)."),
+            Field(
+                description="hybrid only: rrf (rank fusion, default), dbsf or convex (score"
+                " fusions)."
+            ),
         ] = FusionMethod.RRF,
         granularity: Annotated[
             Granularity,

@@ -1,10 +1,11 @@
 """The search algorithms. Each one asks the engine for the best `depth` chunks under the search
-filter (`app.filters.conditions`), applied inside the engine on every branch before fusion."""
+filter (`app.filters.conditions`), applied inside the engine on every branch before fusion, and
+says how relevant each one is on a [0, 1] scale (`relevance`)."""
 
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from qdrant_client import models
@@ -12,6 +13,8 @@ from qdrant_client import models
 from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.filters.selectors import Selector
+from app.search import feedback
+from app.search.fusion import DEFAULT_DENSE_WEIGHT, Branch, Fusion, FusionMethod, branch_weights
 from app.store import fields
 from app.store.base import Hit, Store
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
@@ -28,9 +31,15 @@ class Algorithm(StrEnum):
     BM25 = "bm25"
 
 
-class FusionMethod(StrEnum):
-    RRF = "rrf"
-    DBSF = "dbsf"
+class RelevanceSource(StrEnum):
+    COSINE = "cosine"
+    BM25 = "bm25_normalised"
+    FUSION = "fusion_normalised"
+    RERANK = "rerank"
+
+
+# FusionMethod lives in app.search.fusion; the request models import it from here too.
+__all__ = ["FusionMethod", "RelevanceSource"]
 
 
 @dataclass
@@ -40,6 +49,10 @@ class Encoded:
     dense: list[float] | None = None
     sparse: models.SparseVector | None = None
     seconds: float = 0.0
+
+    @property
+    def has_terms(self) -> bool:
+        return self.sparse is not None and bool(self.sparse.indices)
 
 
 @dataclass
@@ -59,21 +72,30 @@ class QueryEncoder:
 
 class SearchAlgorithm(ABC):
     """Ranks chunks for a query. `candidates` is called with growing `depth` until a page fills;
-    its hits carry `payload_keys` (CANDIDATE_KEYS, or NO_PAYLOAD where nothing reads them)."""
+    its hits carry `payload_keys` (CANDIDATE_KEYS, or NO_PAYLOAD where nothing reads them).
+    With `feedback`, the query is first expanded from its own first results (app.search.feedback)
+    under the same filter."""
 
     needs_dense = False
     needs_sparse = False
     per_document = False  # True: candidates are first chunks only, one per document
+    relevance_source: RelevanceSource | None = None  # None: no query, no relevance
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, feedback: bool = False) -> None:
         self.store = store
+        self.feedback = feedback
+        self._expanded: tuple[str, Encoded] | None = None  # per filter
 
     def ordered(self, hits: list[Hit]) -> list[Hit]:
         """Best first, equal scores by point id: fusion ties come back in varying order, and
         pages must neither repeat nor skip a result."""
         return sorted(hits, key=lambda hit: (-hit.score, hit.id))
 
-    @abstractmethod
+    def relevance(self, score: float, best: float) -> float:
+        """A hit's relevance in [0, 1] from its score and the best score of the search (asked
+        only of an algorithm with a `relevance_source`)."""
+        return 1.0
+
     def candidates(
         self,
         *,
@@ -82,15 +104,51 @@ class SearchAlgorithm(ABC):
         depth: int,
         score_threshold: float | None,
         payload_keys: Sequence[str],
+    ) -> list[Hit]:
+        if self.feedback:
+            query = self._with_feedback(query, where)
+        return self._candidates(query, where, depth, score_threshold, payload_keys)
+
+    @abstractmethod
+    def _candidates(
+        self,
+        query: Encoded,
+        where: Selector,
+        depth: int,
+        score_threshold: float | None,
+        payload_keys: Sequence[str],
     ) -> list[Hit]: ...
+
+    def _with_feedback(self, query: Encoded, where: Selector) -> Encoded:
+        """The query expanded from its first results under `where` (kept for the next depth)."""
+        key = where.model_dump_json()
+        if self._expanded is not None and self._expanded[0] == key:
+            return self._expanded[1]
+        first = self._candidates(query, where, feedback.FEEDBACK_DEPTH, None, NO_PAYLOAD)
+        top = [hit.id for hit in self.ordered(first)[: feedback.FEEDBACK_CHUNKS]]
+        expanded = replace(query)
+        if top and query.dense is not None:
+            vectors = self.store.dense_vectors(top)
+            expanded.dense = feedback.rocchio(
+                query.dense, [vectors[i] for i in top if i in vectors]
+            )
+        if top and query.has_terms and query.sparse is not None:
+            stored = self.store.retrieve(top, [fields.TITLE, fields.TEXT])
+            texts = [fields.chunk_text(hit.payload) for hit in stored]
+            expanded.sparse = feedback.rm3(query.sparse, texts)
+        self._expanded = (key, expanded)
+        return expanded
 
 
 class Semantic(SearchAlgorithm):
     needs_dense = True
+    relevance_source = RelevanceSource.COSINE
 
-    def candidates(
+    def relevance(self, score: float, best: float) -> float:
+        return min(1.0, max(0.0, score))
+
+    def _candidates(
         self,
-        *,
         query: Encoded,
         where: Selector,
         depth: int,
@@ -108,18 +166,23 @@ class Semantic(SearchAlgorithm):
 
 
 class Bm25(SearchAlgorithm):
-    needs_sparse = True
+    """BM25 scores have no fixed scale: relevance is the score over the search's best score."""
 
-    def candidates(
+    needs_sparse = True
+    relevance_source = RelevanceSource.BM25
+
+    def relevance(self, score: float, best: float) -> float:
+        return min(1.0, score / best) if best > 0 else 0.0
+
+    def _candidates(
         self,
-        *,
         query: Encoded,
         where: Selector,
         depth: int,
         score_threshold: float | None,
         payload_keys: Sequence[str],
     ) -> list[Hit]:
-        if query.sparse is None or not query.sparse.indices:
+        if not query.has_terms or query.sparse is None:
             return []  # only stopwords: no term can match
         return self.store.query(
             query=models.NearestQuery(nearest=query.sparse),
@@ -132,55 +195,68 @@ class Bm25(SearchAlgorithm):
 
 
 class Hybrid(SearchAlgorithm):
-    """Dense and sparse branches, each with the full filter, fused by RRF (explicit k) or DBSF."""
+    """Dense and sparse branches, each with the full filter, fused here (app.search.fusion):
+    RRF (explicit k), DBSF or a convex combination, weighted by `dense_weight`."""
 
     needs_dense = True
     needs_sparse = True
+    relevance_source = RelevanceSource.FUSION
 
-    def __init__(self, store: Store, fusion: FusionMethod, rrf_k: int) -> None:
-        super().__init__(store)
-        self.fusion = fusion
-        self.rrf_k = rrf_k
-
-    def candidates(
+    def __init__(
         self,
-        *,
+        store: Store,
+        fusion: FusionMethod,
+        rrf_k: int,
+        dense_weight: float | None = None,
+        feedback: bool = False,
+    ) -> None:
+        super().__init__(store, feedback)
+        self.fusion = Fusion(fusion, rrf_k)
+        weight = DEFAULT_DENSE_WEIGHT[fusion] if dense_weight is None else dense_weight
+        self.weights = branch_weights(fusion, weight)
+        self._best_possible = 1.0
+
+    def relevance(self, score: float, best: float) -> float:
+        return min(1.0, max(0.0, score / self._best_possible))
+
+    def _candidates(
+        self,
         query: Encoded,
         where: Selector,
         depth: int,
         score_threshold: float | None,
         payload_keys: Sequence[str],
     ) -> list[Hit]:
-        branches = [
-            models.Prefetch(
-                query=models.NearestQuery(nearest=query.dense or []),
+        dense_weight, sparse_weight = self.weights
+        branches = []
+        if dense_weight > 0 or not query.has_terms:
+            nearest = models.NearestQuery(nearest=query.dense or [])
+            hits = self.store.query(
+                query=nearest,
                 using=DENSE_VECTOR,
                 filter=where,
                 limit=depth,
+                payload_keys=NO_PAYLOAD,
             )
-        ]
-        if query.sparse is not None and query.sparse.indices:
-            branches.append(
-                models.Prefetch(
-                    query=models.NearestQuery(nearest=query.sparse),
-                    using=SPARSE_VECTOR,
-                    filter=where,
-                    limit=depth,
-                )
+            branches.append(Branch(hits, dense_weight or 1.0, cosine=True))
+        if sparse_weight > 0 and query.has_terms and query.sparse is not None:
+            nearest = models.NearestQuery(nearest=query.sparse)
+            hits = self.store.query(
+                query=nearest,
+                using=SPARSE_VECTOR,
+                filter=where,
+                limit=depth,
+                payload_keys=NO_PAYLOAD,
             )
-        fusion: models.Query = (
-            models.RrfQuery(rrf=models.Rrf(k=self.rrf_k))
-            if self.fusion is FusionMethod.RRF
-            else models.FusionQuery(fusion=models.Fusion.DBSF)
-        )
-        return self.store.query(
-            query=fusion,
-            prefetch=branches,
-            filter=where,
-            limit=depth,
-            score_threshold=score_threshold,
-            payload_keys=payload_keys,
-        )
+            branches.append(Branch(hits, sparse_weight))
+        self._best_possible = self.fusion.best_possible(branches)
+        fused = self.ordered(self.fusion.fuse(branches))[:depth]
+        if score_threshold is not None:
+            fused = [hit for hit in fused if hit.score >= score_threshold]
+        if not payload_keys or not fused:
+            return fused
+        stored = {h.id: h.payload for h in self.store.retrieve([h.id for h in fused], payload_keys)}
+        return [Hit(h.id, h.score, stored[h.id]) for h in fused if h.id in stored]
 
 
 class Browse(SearchAlgorithm):
@@ -191,9 +267,8 @@ class Browse(SearchAlgorithm):
     def ordered(self, hits: list[Hit]) -> list[Hit]:
         return sorted(hits, key=lambda hit: (-int(hit.payload[fields.MODIFIED_AT]), hit.id))
 
-    def candidates(
+    def _candidates(
         self,
-        *,
         query: Encoded,
         where: Selector,
         depth: int,

@@ -32,9 +32,8 @@ class SearchApi:
     def vector_viz(self, principal: Principal, body: VectorVizBody) -> VectorVizResponse:
         """`POST /api/v1/vector-viz/search`: the same search in the Astrolabe app's shape."""
         shaped = self._fields(principal, body)
-        return VectorVizResponse(
-            **shaped, success=True, total_documents=shaped["total_found"], reranked=False
-        )
+        shaped.setdefault("reranked", False)
+        return VectorVizResponse(**shaped, success=True, total_documents=shaped["total_found"])
 
     def viz(self, principal: Principal, params: VizParams) -> VizResponse:
         """`GET /viz/search`: the search plus the 2D/3D map of its results."""
@@ -46,7 +45,7 @@ class SearchApi:
         )
 
     def _fields(self, principal: Principal, body: SearchBody) -> dict[str, Any]:
-        if body.rerank:
+        if body.rerank and self.service.reranker is None:
             raise compat.rerank_not_configured()
         query = body.to_query()
         outcome = self.service.search(principal, query)

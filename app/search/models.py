@@ -8,10 +8,16 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 
 from app.filters.models import AppliedFilters, FilterFields, FilterParams
 from app.filters.spec import FilterSpec, format_timestamp
-from app.search.algorithms import Algorithm, FusionMethod
+from app.search.algorithms import Algorithm, FusionMethod, RelevanceSource
 from app.search.context import MAX_CONTEXT
 from app.search.projection import Projection
-from app.search.service import Granularity, SearchOutcome, SearchQuery
+from app.search.service import (
+    RELEVANCE_DIGITS,
+    Granularity,
+    Relevance,
+    SearchOutcome,
+    SearchQuery,
+)
 from app.store import fields
 from app.store.base import Hit
 
@@ -48,7 +54,26 @@ class SearchBody(FilterFields):
         default=Algorithm.HYBRID,
         description="hybrid: dense + BM25 fused; semantic: dense only; bm25: sparse only.",
     )
-    fusion: FusionMethod = Field(default=FusionMethod.RRF, description="hybrid only.")
+    fusion: FusionMethod = Field(
+        default=FusionMethod.RRF,
+        description="hybrid only: rrf (reciprocal rank fusion), dbsf (distribution-based score"
+        " fusion) or convex (a weighted sum of each branch's scores over its best).",
+    )
+    dense_weight: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        allow_inf_nan=False,
+        strict=True,
+        description="hybrid only: the dense branch's weight against the sparse one's (1 -"
+        " dense_weight). Default: 0.4 for rrf and dbsf, 0.7 for convex (docs/benchmarks.md).",
+    )
+    feedback: StrictBool = Field(
+        default=False,
+        description="Pseudo-relevance feedback: expand the query from its first 3 results (under"
+        " the same filter and access rule) and search again: Rocchio on the dense vector, RM3 on"
+        " the BM25 terms. One more engine round per branch.",
+    )
     granularity: Granularity = Field(
         default=Granularity.CHUNK, description="document: the best chunk per document."
     )
@@ -66,19 +91,28 @@ class SearchBody(FilterFields):
         default=False, description="Add coordinates_3d, query_coords and pca_variance."
     )
     rerank: StrictBool = Field(
-        default=False, description="No reranker is configured: true answers 422."
+        default=False,
+        description="Reorder the first candidates (SEARCH_RERANK_TOP_N, 30) with the reranker"
+        " (SEARCH_RERANK_URL); without one, true answers 422 rerank_not_configured.",
     )
     min_relevance: float | None = Field(
         default=None,
         ge=0,
         le=1,
+        allow_inf_nan=False,
         strict=True,
-        description="semantic: minimum cosine similarity; bm25 / hybrid (no fixed score scale):"
-        " minimum score relative to the best result. Applied before paging and counting.",
+        description="Minimum `relevance` of a result, applied before paging and counting.",
     )
 
     def to_query(self) -> SearchQuery:
-        return search_query(self, self.to_spec(), self.min_relevance)
+        return search_query(
+            self,
+            self.to_spec(),
+            min_relevance=self.min_relevance,
+            rerank=self.rerank,
+            dense_weight=self.dense_weight,
+            feedback=self.feedback,
+        )
 
 
 class VectorVizBody(SearchBody):
@@ -105,13 +139,22 @@ class VizParams(FilterParams):
 
 
 def search_query(
-    asked: SearchBody | VizParams, spec: FilterSpec, min_relevance: float | None = None
+    asked: SearchBody | VizParams,
+    spec: FilterSpec,
+    *,
+    min_relevance: float | None = None,
+    rerank: bool = False,
+    dense_weight: float | None = None,
+    feedback: bool = False,
 ) -> SearchQuery:
     """The search a request asks for, from the fields the body and the query parameters share."""
     return SearchQuery(
         text=asked.query,
         algorithm=asked.algorithm,
         fusion=asked.fusion,
+        dense_weight=dense_weight,
+        feedback=feedback,
+        rerank=rerank,
         granularity=asked.granularity,
         limit=asked.limit,
         offset=asked.offset,
@@ -128,7 +171,18 @@ class SearchResult(BaseModel):
     id: str = Field(description="The document id again (what the Astrolabe app reads).")
     title: str
     excerpt: str = Field(description="The matching chunk's text.")
-    score: float
+    score: float = Field(description="The algorithm's own score (its scale depends on it).")
+    relevance: float | None = Field(
+        ge=0,
+        le=1,
+        description="How well the result matches, in [0, 1]; a hit every branch ranks first"
+        " scores 1 (see relevance_source). null when browsing (no query).",
+    )
+    relevance_source: RelevanceSource | None = Field(
+        description="cosine (semantic: the cosine similarity), bm25_normalised (bm25: the score"
+        " over the best score of the search), fusion_normalised (hybrid: the fused score over"
+        " the best possible one) or rerank (the reranker's score); null when browsing."
+    )
     chunk_index: int
     total_chunks: int
     owner: str
@@ -146,9 +200,13 @@ class SearchResult(BaseModel):
     chunk_end_offset: int | None = Field(description="Where it ends (exclusive).")
 
     @classmethod
-    def of(cls, hit: Hit, with_excerpt: bool = True) -> "SearchResult":
+    def of(
+        cls, hit: Hit, relevance: Relevance | None = None, with_excerpt: bool = True
+    ) -> "SearchResult":
         p = hit.payload
         return cls(
+            relevance=None if relevance is None else round(relevance.value, RELEVANCE_DIGITS),
+            relevance_source=None if relevance is None else relevance.source,
             doc_type=p[fields.DOC_TYPE],
             doc_id=p[fields.DOC_ID],
             id=p[fields.DOC_ID],
@@ -173,6 +231,9 @@ class Timing(BaseModel):
     embed: float
     search: float
     verify: float
+    rerank: float | None = Field(
+        default=None, description="The reranker's call; only when `rerank` was asked."
+    )
     total: float
 
 
@@ -182,7 +243,7 @@ class SearchResponse(BaseModel):
     algorithm_used: Literal["hybrid", "semantic", "bm25"] = Field(
         description="algorithm again (what the Astrolabe app reads)."
     )
-    fusion: Literal["rrf", "dbsf"]
+    fusion: Literal["rrf", "dbsf", "convex"]
     granularity: Literal["chunk", "document"]
     results: list[SearchResult]
     total_found: int = Field(
@@ -205,6 +266,11 @@ class SearchResponse(BaseModel):
         description="With include_facets only: visible matching documents per doc_type, tags,"
         " category, owner and top-level folder, each under all the other filters.",
     )
+    reranked: bool | None = Field(
+        default=None,
+        description="Only when `rerank` was asked: whether the reranker reordered the first"
+        " candidates (false: it failed or ran out of time, and the retrieval order is kept).",
+    )
     timing_ms: Timing
 
     @classmethod
@@ -218,14 +284,21 @@ class SearchResponse(BaseModel):
             "algorithm_used": query.algorithm.value,
             "fusion": query.fusion.value,
             "granularity": query.granularity.value,
-            "results": [SearchResult.of(hit, with_excerpts) for hit in outcome.hits],
+            "results": [
+                SearchResult.of(hit, outcome.relevance.get(hit.id), with_excerpts)
+                for hit in outcome.hits
+            ],
             "total_found": outcome.total_found,
             "verified_chunk_count": outcome.verified_chunk_count,
             "dropped_document_count": outcome.dropped_document_count,
             "verification": outcome.verification.value,
             "filters": AppliedFilters.of(query.spec),
-            "timing_ms": Timing(**outcome.timing_ms),
+            "timing_ms": Timing(
+                **{k: v for k, v in outcome.timing_ms.items() if k in Timing.model_fields}
+            ),
         }
+        if query.rerank:
+            shaped["reranked"] = outcome.reranked
         if outcome.facets is not None:
             shaped["facets"] = outcome.facets
         return shaped
@@ -251,6 +324,8 @@ EXAMPLE_RESPONSE: dict[str, Any] = {
             "title": "Q3 report",
             "excerpt": "... the matching chunk text ...",
             "score": 0.0325,
+            "relevance": 0.975,
+            "relevance_source": "fusion_normalised",
             "chunk_index": 0,
             "total_chunks": 3,
             "owner": "alice",
@@ -314,16 +389,11 @@ class VectorVizResponse(SearchPcaResponse):
     """`POST /api/v1/vector-viz/search`: the search in the Astrolabe app's shape."""
 
     model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                EXAMPLE_RESPONSE | {"success": True, "total_documents": 1, "reranked": False}
-            ]
-        }
+        json_schema_extra={"examples": [EXAMPLE_RESPONSE | {"success": True, "total_documents": 1}]}
     )
 
     success: bool
     total_documents: int = Field(description="total_found again (what the app reads).")
-    reranked: bool
 
 
 class VizResponse(SearchResponse):

@@ -4,7 +4,7 @@ every algorithm) comes through here."""
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from app.auth import Principal
@@ -20,9 +20,11 @@ from app.search.algorithms import (
     FusionMethod,
     Hybrid,
     QueryEncoder,
+    RelevanceSource,
     SearchAlgorithm,
     Semantic,
 )
+from app.search.rerank import Reranker
 from app.search.verify import DocRef, Verification, Verifier, VerifyBudget
 from app.store import fields
 from app.store.base import Hit, Store
@@ -48,9 +50,11 @@ class SearchQuery:
     score_threshold: float = 0.0
     spec: FilterSpec = field(default_factory=FilterSpec)
     include_facets: bool = False
-    # semantic: a cosine floor; bm25 / hybrid (no fixed score scale): a floor relative to the
-    # best result. Applied before paging and counting.
+    # A floor on each result's relevance (SearchAlgorithm.relevance), before paging and counting.
     min_relevance: float | None = None
+    dense_weight: float | None = None  # hybrid; None: the fusion's default
+    feedback: bool = False  # expand the query from its first results (app.search.feedback)
+    rerank: bool = False  # reorder the first candidates with the reranker, if one is set
 
     @property
     def browse(self) -> bool:
@@ -64,11 +68,14 @@ class SearchQuery:
         return self.score_threshold
 
     @property
-    def relative_floor(self) -> float | None:
-        """The fraction of the best score a result must reach, when one applies."""
-        if self.min_relevance is None or self.algorithm is Algorithm.SEMANTIC:
-            return None
-        return self.min_relevance
+    def floored(self) -> bool:
+        return bool(self.engine_threshold) or self.min_relevance is not None
+
+
+@dataclass(frozen=True)
+class Relevance:
+    value: float
+    source: RelevanceSource
 
 
 @dataclass
@@ -81,18 +88,50 @@ class SearchOutcome:
     facets: dict[str, dict[str, int]] | None
     timing_ms: dict[str, float]
     query_vector: list[float] | None
+    relevance: dict[str, Relevance] = field(default_factory=dict)  # by point id; none browsing
+    reranked: bool = False
+
+
+@dataclass
+class _Rerank:
+    """What the reranker did to one search."""
+
+    ranked: list[Hit]
+    relevance: dict[str, Relevance]
+    reranked: bool = False
+    dropped: int = 0  # reranked below min_relevance
+    seconds: float = 0.0
 
 
 def doc_ref(hit: Hit) -> DocRef:
     return (str(hit.payload[fields.DOC_TYPE]), str(hit.payload[fields.DOC_ID]))
 
 
-def at_least(hits: list[Hit], fraction: float | None) -> list[Hit]:
-    """The hits scoring at least `fraction` of the best one (all of them without a fraction)."""
-    if fraction is None or not hits:
-        return hits
-    floor = fraction * max(hit.score for hit in hits)
-    return [hit for hit in hits if hit.score >= floor]
+RELEVANCE_DIGITS = 6  # as responses show it
+# A relevance shown (rounded) and sent back as min_relevance keeps its own result.
+_SHOWN = 0.5 * 10**-RELEVANCE_DIGITS
+
+
+def reaches(relevance: float, min_relevance: float | None) -> bool:
+    return min_relevance is None or relevance >= min_relevance - _SHOWN
+
+
+def relevance_of(algorithm: SearchAlgorithm, ranked: list[Hit]) -> dict[str, Relevance]:
+    source = algorithm.relevance_source
+    if source is None or not ranked:
+        return {}
+    best = ranked[0].score
+    return {hit.id: Relevance(algorithm.relevance(hit.score, best), source) for hit in ranked}
+
+
+def at_least(
+    algorithm: SearchAlgorithm, ranked: list[Hit], min_relevance: float | None
+) -> list[Hit]:
+    """The hits whose relevance reaches `min_relevance` (all of them without one)."""
+    if min_relevance is None or algorithm.relevance_source is None or not ranked:
+        return ranked
+    best = ranked[0].score
+    return [hit for hit in ranked if reaches(algorithm.relevance(hit.score, best), min_relevance)]
 
 
 def best_chunk_per_document(hits: list[Hit]) -> list[Hit]:
@@ -104,6 +143,9 @@ def best_chunk_per_document(hits: list[Hit]) -> list[Hit]:
             seen.add(ref)
             best.append(hit)
     return best
+
+
+SearchObserver = Callable[[SearchQuery, SearchOutcome], None]
 
 
 @dataclass
@@ -132,21 +174,27 @@ class SearchService:
         rrf_k: int,
         verifier: Verifier | None = None,
         forget_missing: Callable[[list[DocRef]], None] | None = None,
+        observer: SearchObserver | None = None,
+        reranker: Reranker | None = None,
+        deadline: float = 2.0,
     ) -> None:
         self.store = store
         self.encoder = encoder
         self.rrf_k = rrf_k
         self.verifier = verifier
         self.forget_missing = forget_missing
+        self.observer = observer  # told of every search done (metrics, the slow-search log)
+        self.reranker = reranker
+        self.deadline = deadline  # one search's time for the verifier and the reranker
 
     def algorithm_for(self, query: SearchQuery) -> SearchAlgorithm:
         if query.browse:
             return Browse(self.store)
         if query.algorithm is Algorithm.SEMANTIC:
-            return Semantic(self.store)
+            return Semantic(self.store, query.feedback)
         if query.algorithm is Algorithm.BM25:
-            return Bm25(self.store)
-        return Hybrid(self.store, query.fusion, self.rrf_k)
+            return Bm25(self.store, query.feedback)
+        return Hybrid(self.store, query.fusion, self.rrf_k, query.dense_weight, query.feedback)
 
     def search(self, principal: Principal, query: SearchQuery) -> SearchOutcome:
         started = time.perf_counter()
@@ -161,19 +209,29 @@ class SearchService:
         search_started = time.perf_counter()
         where = search_filter(principal, query.spec)
         verification = _Verification(self.verifier.budget() if self.verifier else None)
+        reranker = self.reranker if query.rerank and not query.browse else None
+        wanted = query.offset + query.limit
+        if reranker is not None:  # every candidate it may bring up is verified
+            wanted = max(wanted, reranker.top_n)
         ranked, exhausted = self._fill_page(
-            algorithm, encoded, principal, where, query, verification
+            algorithm, encoded, principal, where, query, verification, wanted
         )
+        reranking = _Rerank(ranked, relevance_of(algorithm, ranked))
+        if reranker is not None:
+            reranking = self._rerank(reranker, query, reranking, verification.budget)
+        ranked = reranking.ranked
         page = self._with_payloads(ranked[query.offset : query.offset + query.limit])
         visible = where.excluding(verification.dropped_keys)
-        total = self._total_found(algorithm, visible, query, ranked, exhausted)
+        total = self._total_found(algorithm, visible, query, ranked, exhausted) - reranking.dropped
+        facets_started = time.perf_counter()
         facets = self._facets(visible) if query.include_facets else None
+        facets_seconds = time.perf_counter() - facets_started
         search_seconds = time.perf_counter() - search_started - verification.seconds
         if verification.dropped and self.forget_missing is not None:
             missing = [ref for ref, status in verification.dropped.items() if status == "missing"]
             if missing:
                 self.forget_missing(missing)
-        return SearchOutcome(
+        outcome = SearchOutcome(
             hits=page,
             total_found=max(total, query.offset + len(page)) if page else total,
             verified_chunk_count=len(ranked[: query.offset + query.limit]),
@@ -182,11 +240,52 @@ class SearchService:
             facets=facets,
             timing_ms={
                 "embed": round(encoded.seconds * 1000, 2),
-                "search": round(search_seconds * 1000, 2),
+                "search": round((search_seconds - reranking.seconds) * 1000, 2),  # engine, facets
+                "engine": round((search_seconds - reranking.seconds - facets_seconds) * 1000, 2),
+                "facets": round(facets_seconds * 1000, 2),
                 "verify": round(verification.seconds * 1000, 2),
                 "total": round((time.perf_counter() - started) * 1000, 2),
-            },
+            }
+            | ({"rerank": round(reranking.seconds * 1000, 2)} if reranker is not None else {}),
             query_vector=encoded.dense,
+            relevance=reranking.relevance,
+            reranked=reranking.reranked,
+        )
+        if self.observer is not None:
+            self.observer(query, outcome)
+        return outcome
+
+    def _rerank(
+        self,
+        reranker: Reranker,
+        query: SearchQuery,
+        current: _Rerank,
+        budget: VerifyBudget | None,
+    ) -> _Rerank:
+        """The first `top_n` candidates in the reranker's order, with its relevance; the rest
+        (and everything, if it fails or runs out of the search's time) in retrieval order."""
+        started = time.perf_counter()
+        top = self._with_payloads(current.ranked[: reranker.top_n])
+        seconds = budget.remaining() if budget is not None else self.deadline
+        texts = [fields.chunk_text(hit.payload) for hit in top]
+        order = reranker.rerank(query.text, texts, seconds)
+        if order is None:
+            return replace(current, seconds=time.perf_counter() - started)
+        relevance = dict(current.relevance)
+        chosen: list[Hit] = []
+        dropped = 0
+        for ranked in order:
+            hit = top[ranked.index]
+            relevance[hit.id] = Relevance(ranked.score, RelevanceSource.RERANK)
+            if reaches(ranked.score, query.min_relevance):
+                chosen.append(hit)
+            else:
+                dropped += 1
+        answered = {top[ranked.index].id for ranked in order}
+        left_out = [hit for hit in top if hit.id not in answered]
+        rest = current.ranked[reranker.top_n :]
+        return _Rerank(
+            chosen + left_out + rest, relevance, True, dropped, time.perf_counter() - started
         )
 
     def _fill_page(
@@ -197,21 +296,24 @@ class SearchService:
         where: SearchFilter,
         query: SearchQuery,
         verification: _Verification,
+        wanted: int,
     ) -> tuple[list[Hit], bool]:
-        """Deepen the candidate pool until `offset + limit` results survive grouping, the
-        relevance floor and verification, or the engine has nothing more: a selective filter
-        never under-fills."""
-        wanted = query.offset + query.limit
+        """Deepen the candidate pool until `wanted` results survive grouping, the relevance
+        floor and verification, or the engine has nothing more: a selective filter never
+        under-fills. Documents verification dropped leave the engine's filter too (so query
+        feedback never reads them)."""
         factor = 3 if query.granularity is Granularity.DOCUMENT else 1
         depth = max(BASE_DEPTH, wanted * factor)
         threshold = query.engine_threshold or None
-        selector = where.selector(first_chunk=algorithm.per_document)
         # Browse orders and grouping groups every candidate by its keys; otherwise only the
         # ones verify asks about need them, fetched then (at 100k chunks, reading the keys of
         # 100 candidates held the GIL ~0.9 ms against ~3.6 ms for the hybrid query itself).
         every_key = algorithm.per_document or query.granularity is Granularity.DOCUMENT
         keys = CANDIDATE_KEYS if every_key else NO_PAYLOAD
         while True:
+            selector = where.excluding(verification.dropped_keys).selector(
+                first_chunk=algorithm.per_document
+            )
             hits = algorithm.candidates(
                 query=encoded,
                 where=selector,
@@ -221,7 +323,7 @@ class SearchService:
             )
             exhausted = len(hits) < depth
             ranked = self._rank(algorithm.ordered(hits), query.granularity, verification)
-            floored = at_least(ranked, query.relative_floor)
+            floored = at_least(algorithm, ranked, query.min_relevance)
             # Below the floor here, below it deeper too: nothing more can qualify.
             exhausted = exhausted or len(floored) < len(ranked)
             ranked = floored
@@ -300,7 +402,7 @@ class SearchService:
             return len(ranked)
         if query.browse:
             per_document = True
-        elif algorithm.needs_dense and not query.engine_threshold and not query.relative_floor:
+        elif algorithm.needs_dense and not query.floored:
             per_document = query.granularity is Granularity.DOCUMENT
         else:
             return len(ranked)

@@ -7,34 +7,25 @@ calls run in the verifier's own bounded pool, so a slow source holds neither the
 nor the event loop past the deadline. A timeout, a 5xx, a malformed answer or a spent budget keeps
 every result (fail-open) and marks the search `degraded`."""
 
-import json
 import logging
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
-import httpx
+from app.search.remote import JsonService, RemoteFailed
 
 log = logging.getLogger(__name__)
 DocRef = tuple[str, str]  # (doc_type, doc_id)
 DROP_STATUSES = {"forbidden", "missing"}
 MAX_ROUNDS = 6  # each round asks about twice the window of the one before (see SearchService)
 POOL_SIZE = 16
-MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
 
 class Verification(StrEnum):
     OK = "ok"  # the source answered every question
     SKIPPED = "skipped"  # no verify URL configured
     DEGRADED = "degraded"  # the source failed or the budget ran out: results kept (fail-open)
-
-
-class VerifyFailed(Exception):
-    """The source gave no usable answer in time."""
 
 
 @dataclass
@@ -66,13 +57,10 @@ class Verifier:
         max_rounds: int = MAX_ROUNDS,
         pool_size: int = POOL_SIZE,
     ) -> None:
-        self._url = url
         self._timeout = timeout
         self._max_rounds = max_rounds
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        limits = httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size)
-        self._client = httpx.Client(timeout=timeout, headers=headers, limits=limits)
-        self._pool = ThreadPoolExecutor(pool_size, thread_name_prefix="astrolabe-verify")
+        self._source = JsonService(url, headers, timeout, pool_size, "verify")
 
     def budget(self) -> VerifyBudget:
         return VerifyBudget(self._timeout, self._max_rounds)
@@ -88,39 +76,17 @@ class Verifier:
             return self._degrade(budget, "verify budget spent (deadline or rounds)")
         budget.rounds += 1
         body = {"user": user, "documents": [{"doc_type": t, "doc_id": i} for t, i in documents]}
-        deadline = time.monotonic() + budget.remaining()
-        future = self._pool.submit(self._ask, body, deadline)
         try:
-            answer = future.result(timeout=max(budget.remaining(), 0.0))
+            answer = self._source.post(body, budget.remaining())
             return self._parse(answer, set(documents))
-        except FutureTimeout:
-            future.cancel()  # still queued behind slow calls: never sent
-            return self._degrade(budget, f"no answer within {self._timeout} s")
-        except (VerifyFailed, httpx.HTTPError, ValueError, TypeError, KeyError) as exc:
-            return self._degrade(budget, f"{type(exc).__name__}: {exc}")
+        except (RemoteFailed, ValueError, TypeError, KeyError) as exc:
+            return self._degrade(budget, str(exc))
 
     @staticmethod
     def _degrade(budget: VerifyBudget, reason: str) -> dict[DocRef, str]:
         budget.degraded = True
         log.warning("verify-on-read failed, keeping all results (fail-open): %s", reason)
         return {}
-
-    def _ask(self, body: dict[str, Any], deadline: float) -> Any:
-        """POST and read the answer, giving up at the deadline even if bytes keep trickling
-        (httpx's timeouts bound each read, not the whole answer)."""
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise VerifyFailed("deadline passed before the request was sent")
-        with self._client.stream("POST", self._url, json=body, timeout=remaining) as response:
-            response.raise_for_status()
-            received = bytearray()
-            for chunk in response.iter_bytes():
-                received += chunk
-                if time.monotonic() > deadline:
-                    raise VerifyFailed("answer still arriving at the deadline")
-                if len(received) > MAX_ANSWER_BYTES:
-                    raise VerifyFailed(f"answer over {MAX_ANSWER_BYTES} bytes")
-        return json.loads(bytes(received))
 
     @staticmethod
     def _parse(answer: object, asked: set[DocRef]) -> dict[DocRef, str]:
@@ -139,5 +105,4 @@ class Verifier:
         return result
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        self._client.close()
+        self._source.close()

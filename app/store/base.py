@@ -73,6 +73,26 @@ class Store(Protocol):
 
     def scroll(self, filter: models.Filter, limit: int) -> list[Hit]: ...
 
+    def scroll_page(
+        self,
+        filter: models.Filter,
+        offset: str | None,
+        limit: int,
+        payload_keys: Sequence[str] | None = None,
+    ) -> tuple[list[Hit], str | None]:
+        """One page of the points matching `filter`, in id order from `offset` on (None: the
+        start), and the offset of the next page (None: this was the last). For passes over the
+        whole index that resume where they stopped."""
+        ...
+
+    def update_vectors(
+        self, points: Sequence[models.PointVectors], condition: models.Filter | None = None
+    ) -> None:
+        """Replace these named vectors of existing points, leaving their other vectors and
+        payload as they are; with `condition`, a point is only changed if it matches it. A
+        point that does not exist (any more) is skipped."""
+        ...
+
     def count(self, filter: models.Filter | None = None) -> int: ...
 
     def facet(self, key: str, filter: models.Filter, limit: int) -> dict[str, int]: ...

@@ -1,5 +1,6 @@
-"""Facets and counts of documents from memory: one row per document (its first chunk) holding
-the indexed payload fields, kept equal to the embedded shard by the store on every write.
+"""Facets and counts of documents (and of their chunks) from memory: one row per document (its
+first chunk) holding the indexed payload fields and its number of chunks, kept equal to the
+embedded shard by the store on every write.
 
 The engine counts a facet by walking the postings of every value and checking the whole filter
 per point (~20-130 ms a facet at 100k documents, five of them per faceted search); here a filter
@@ -31,10 +32,10 @@ KEYWORD_FIELDS = tuple(
 INTEGER_FIELDS = tuple(
     key for key, kind in fields.PAYLOAD_INDEXES.items() if kind is fields.IndexType.INTEGER
 )
-PAYLOAD_KEYS = [*KEYWORD_FIELDS, *INTEGER_FIELDS]
+PAYLOAD_KEYS = [*KEYWORD_FIELDS, *INTEGER_FIELDS, fields.TOTAL_CHUNKS]
 
 
-_COUNTED = ""  # the rows a refresh adds, beside the fields' pairs
+POINT_ID = "S36"  # a point id as the engine spells it (a UUID, or a number)
 MASKS_KEPT = 64
 
 
@@ -55,26 +56,27 @@ def is_document(payload: dict[str, Any]) -> bool:
 
 
 class _Growable:
-    """An int64 array appended to in place (capacity doubles)."""
+    """An array of `dtype` appended to in place (capacity doubles)."""
 
-    def __init__(self) -> None:
-        self._data = np.zeros(1024, dtype=np.int64)
+    def __init__(self, dtype: str) -> None:
+        self._dtype = np.dtype(dtype)
+        self._data: npt.NDArray[Any] = np.zeros(1024, dtype=self._dtype)
         self.size = 0
 
-    def extend(self, values: Sequence[int]) -> None:
+    def extend(self, values: Sequence[Any]) -> None:
         end = self.size + len(values)
         if end > len(self._data):
-            grown = np.zeros(max(end, 2 * len(self._data)), dtype=np.int64)
+            grown = np.zeros(max(end, 2 * len(self._data)), dtype=self._dtype)
             grown[: self.size] = self._data[: self.size]
             self._data = grown
         self._data[self.size : end] = values
         self.size = end
 
-    def view(self) -> npt.NDArray[np.int64]:
+    def view(self) -> npt.NDArray[Any]:
         return self._data[: self.size]
 
-    def replace(self, values: npt.NDArray[np.int64]) -> None:
-        self._data = np.zeros(max(1024, 2 * len(values)), dtype=np.int64)
+    def replace(self, values: npt.NDArray[Any]) -> None:
+        self._data = np.zeros(max(1024, 2 * len(values)), dtype=self._dtype)
         self._data[: len(values)] = values
         self.size = len(values)
 
@@ -84,8 +86,8 @@ class _Field:
 
     def __init__(self, keyword: bool) -> None:
         self.keyword = keyword
-        self.rows = _Growable()
-        self.values = _Growable()
+        self.rows = _Growable("int32")
+        self.values = _Growable("int32" if keyword else "int64")  # codes, or the numbers
         self.codes: dict[str, int] = {}
         self.vocabulary: list[str] = []
 
@@ -124,7 +126,9 @@ class DocumentFacets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._row_of: dict[str, int] = {}
-        self._alive = _Growable()  # 1 per live row, 0 per replaced or deleted one
+        # Per row: its document's chunks (total_chunks), 0 once replaced or deleted; its point id.
+        self._chunks = _Growable("int32")
+        self._ids = _Growable(POINT_ID)
         # Condition -> rows matching it, until the next refresh: the five facets and the count
         # of one search share most of their conditions.
         self._masks: dict[str, Mask] = {}
@@ -150,25 +154,27 @@ class DocumentFacets:
             return
         with self._lock:
             self._masks.clear()
-            first_new = self._alive.size
-            added: dict[str, tuple[list[int], list[int]]] = {
-                key: ([], []) for key in (*self._fields, _COUNTED)
-            }
+            first_new = self._chunks.size
+            added: dict[str, tuple[list[int], list[int]]] = {key: ([], []) for key in self._fields}
+            new_ids: list[str] = []
+            new_chunks: list[int] = []
             for id_ in dict.fromkeys(ids):
                 row = self._row_of.pop(id_, None)
                 if row is not None:
-                    self._alive.view()[row] = 0
+                    self._chunks.view()[row] = 0
                 payload = payloads.get(id_)
                 if payload is None or not is_document(payload):
                     continue
-                row = self._row_of[id_] = first_new + len(added[_COUNTED][0])
-                added[_COUNTED][0].append(row)
+                row = self._row_of[id_] = first_new + len(new_ids)
+                new_ids.append(id_)
+                new_chunks.append(_chunk_total(payload))
                 for key, field in self._fields.items():
                     if key in payload:
                         values = field.values_of(payload[key])
                         added[key][0].extend([row] * len(values))
                         added[key][1].extend(values)
-            self._alive.extend([1] * len(added.pop(_COUNTED)[0]))
+            self._chunks.extend(new_chunks)
+            self._ids.extend(new_ids)
             for key, (rows, values) in added.items():
                 self._fields[key].rows.extend(rows)
                 self._fields[key].values.extend(values)
@@ -176,12 +182,13 @@ class DocumentFacets:
 
     def _compact_if_sparse(self) -> None:
         """Replaced and deleted rows are only marked dead; renumber once they are the most."""
-        dead = self._alive.size - len(self._row_of)
+        dead = self._chunks.size - len(self._row_of)
         if dead > max(1024, len(self._row_of)):
             self._compact()
 
     def _compact(self) -> None:
-        alive = self._alive.view().astype(np.bool_)
+        chunks = self._chunks.view()
+        alive = chunks > 0
         renumbered = np.cumsum(alive) - 1
         for field in self._fields.values():
             rows, values = field.rows.view(), field.values.view()
@@ -189,41 +196,40 @@ class DocumentFacets:
             field.rows.replace(renumbered[rows[keep]])
             field.values.replace(values[keep])
         self._row_of = {id_: int(renumbered[row]) for id_, row in self._row_of.items()}
-        self._alive.replace(np.ones(len(self._row_of), dtype=np.int64))
+        self._chunks.replace(chunks[alive])
+        self._ids.replace(self._ids.view()[alive])
 
     # --- snapshots (facet_snapshot) -----------------------------------------------------------
 
-    def export(
-        self,
-    ) -> tuple[list[str], dict[str, npt.NDArray[np.int64]], dict[str, list[str]]] | None:
-        """Point ids by row, each field's (row, value) pairs and keyword vocabularies; None
-        unless the index is complete and exact."""
+    def export(self) -> tuple[dict[str, npt.NDArray[Any]], dict[str, list[str]]] | None:
+        """Every row's point id and chunk total (0: a dead row), each field's (row, value)
+        pairs, and the keyword vocabularies; None unless the index is complete and exact.
+        Array copies only: an engine serving searches exports while it answers them."""
         if not self.ready:
             return None
         with self._lock:
-            self._compact()
-            ids = sorted(self._row_of, key=self._row_of.__getitem__)
-            arrays: dict[str, npt.NDArray[np.int64]] = {}
+            arrays = {"rows.ids": self._ids.view().copy()}
+            arrays["rows.chunks"] = self._chunks.view().copy()
             for key, field in self._fields.items():
                 arrays[f"{key}.rows"] = field.rows.view().copy()
                 arrays[f"{key}.values"] = field.values.view().copy()
             vocabularies = {key: list(f.vocabulary) for key, f in self._fields.items() if f.keyword}
-        return ids, arrays, vocabularies
+        return arrays, vocabularies
 
     @classmethod
     def restore(
-        cls,
-        ids: list[str],
-        arrays: dict[str, npt.NDArray[np.int64]],
-        vocabularies: dict[str, list[str]],
+        cls, arrays: dict[str, npt.NDArray[Any]], vocabularies: dict[str, list[str]]
     ) -> "DocumentFacets":
         """An index as `export` gave it, complete (`loaded`)."""
         facets = cls()
-        facets._row_of = {id_: row for row, id_ in enumerate(ids)}
-        facets._alive.replace(np.ones(len(ids), dtype=np.int64))
+        chunks = arrays["rows.chunks"]
+        ids = arrays["rows.ids"]
+        facets._row_of = {ids[row].decode(): int(row) for row in np.flatnonzero(chunks)}
+        facets._chunks.replace(chunks)
+        facets._ids.replace(ids)
         for key, field in facets._fields.items():
-            field.rows.replace(np.asarray(arrays[f"{key}.rows"], dtype=np.int64))
-            field.values.replace(np.asarray(arrays[f"{key}.values"], dtype=np.int64))
+            field.rows.replace(arrays[f"{key}.rows"])
+            field.values.replace(arrays[f"{key}.values"])
             if field.keyword:
                 field.vocabulary = list(vocabularies[key])
                 field.codes = {value: code for code, value in enumerate(field.vocabulary)}
@@ -233,9 +239,14 @@ class DocumentFacets:
     # --- reads --------------------------------------------------------------------------------
 
     def count(self, selector: models.Filter) -> int | None:
+        """Documents under a filter that pins first chunks; or chunks under one of document
+        fields only (each matching document's chunk total); else None."""
         with self._lock:
             mask = self._documents_matching(selector)
-            return None if mask is None else int(np.count_nonzero(mask))
+            if mask is not None:
+                return int(np.count_nonzero(mask))
+            mask = self._chunks_matching(selector)
+            return None if mask is None else int(self._chunks.view()[mask].sum())
 
     def facet(self, key: str, selector: models.Filter, limit: int) -> dict[str, int] | None:
         """The engine's facet: documents per value, the `limit` most frequent (ties: by value)."""
@@ -255,6 +266,18 @@ class DocumentFacets:
             )
         return dict(hits[:limit])
 
+    def _chunks_matching(self, selector: models.Filter) -> Mask | None:
+        """The rows of the documents whose chunks `selector` selects: a filter of chunks
+        (`kind`) on fields every chunk of a document shares; else None."""
+        if not self.ready or MEMBERSHIP[0] not in _listed(selector.must):
+            return None
+        if fields.CHUNK_INDEX in _keys(selector):
+            return None
+        try:
+            return self._filter(selector)
+        except Unsupported:
+            return None
+
     def _documents_matching(self, selector: models.Filter) -> Mask | None:
         """Live rows matching `selector`, or None if it may match points that are not documents
         or cannot be evaluated here."""
@@ -268,7 +291,7 @@ class DocumentFacets:
     def _filter(self, flt: models.Filter) -> Mask:
         if flt.min_should is not None:
             raise Unsupported("min_should")
-        mask: Mask = self._alive.view() != 0
+        mask: Mask = self._chunks.view() != 0
         for condition in _listed(flt.must):
             mask &= self._condition(condition)
         should = _listed(flt.should)
@@ -296,7 +319,7 @@ class DocumentFacets:
         field = self._fields.get(condition.key)
         if field is None:
             raise Unsupported(condition.key)
-        return field.rows_where(self._selected_pairs(field, condition), self._alive.size)
+        return field.rows_where(self._selected_pairs(field, condition), self._chunks.size)
 
     @staticmethod
     def _selected_pairs(field: _Field, condition: models.FieldCondition) -> Mask:
@@ -327,6 +350,23 @@ def _any_equal(values: npt.NDArray[np.int64], wanted: list[int]) -> Mask:
     for value in wanted:
         selected |= values == value
     return selected
+
+
+def _chunk_total(payload: dict[str, Any]) -> int:
+    total = payload.get(fields.TOTAL_CHUNKS)
+    return total if type(total) is int and total > 0 else 1
+
+
+def _keys(flt: models.Filter) -> set[str]:
+    """Every payload key a filter's conditions name, nested ones too."""
+    found: set[str] = set()
+    for part in (flt.must, flt.should, flt.must_not):
+        for condition in _listed(part):
+            if isinstance(condition, models.Filter):
+                found |= _keys(condition)
+            elif isinstance(condition, models.FieldCondition):
+                found.add(condition.key)
+    return found
 
 
 def _listed(value: Any) -> list[Any]:

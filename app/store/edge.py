@@ -414,6 +414,37 @@ class EdgeStore:
         return hits
 
     @guarded()
+    def scroll_page(
+        self,
+        filter: models.Filter,
+        offset: str | None,
+        limit: int,
+        payload_keys: Sequence[str] | None = None,
+    ) -> tuple[list[Hit], str | None]:
+        request = qe.ScrollRequest(
+            offset=offset,
+            limit=limit,
+            filter=translate.filter_(filter),
+            with_payload=_selector(payload_keys),
+        )
+        records, next_offset = self._shard.scroll(request)
+        return [_hit(r) for r in records], None if next_offset is None else str(next_offset)
+
+    @guarded()
+    def update_vectors(
+        self, points: Sequence[models.PointVectors], condition: models.Filter | None = None
+    ) -> None:
+        ids = [_point_key(p.id) for p in points]
+        existing = {str(r.id) for r in self._shard.retrieve(list(ids), False, False)}
+        kept = [p for p, id_ in zip(points, ids, strict=True) if id_ in existing]
+        if kept:
+            operation = qe.UpdateOperation.update_vectors(
+                [translate.point_vectors(p) for p in kept], condition=translate.filter_(condition)
+            )
+            # Vectors are no facet field: the facet index has nothing to read back.
+            self._update(operation, ("update_vectors", (kept, condition)), touched=[])
+
+    @guarded()
     def scroll_points(
         self, offset: str | None, limit: int
     ) -> tuple[list[models.PointStruct], str | None]:

@@ -24,8 +24,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -37,9 +35,10 @@ from typing import Any
 from app.config import Settings
 from app.store import errors
 from app.store.base import VectorIndex
+from app.store.launch import Launcher
 from app.store.layout import IndexLayout
 from app.store.process import Endpoint, ProcessStore
-from app.store.wire import KEY_ENV, PROTOCOL, Call, Control, Failure, new_key, raise_failure
+from app.store.wire import PROTOCOL, Call, Control, Failure, raise_failure
 
 log = logging.getLogger("astrolabe.engine")
 # The kill -9 tests name a step of the handover here; this process kills itself there.
@@ -77,33 +76,10 @@ class EngineProcess:
     _control: Connection | None = None
 
     @classmethod
-    def start(
-        cls, settings: Settings, socket: str, key: bytes, copy: Path | None = None
+    def watch(
+        cls, process: "subprocess.Popen[str]", socket: str, key: bytes, copy: Path | None = None
     ) -> "EngineProcess":
-        command = [
-            sys.executable,
-            "-m",
-            "app.store.engine",
-            "--data-dir",
-            str(settings.data_dir),
-            "--collection",
-            settings.collection,
-            "--socket",
-            socket,
-            "--parent",
-            str(os.getpid()),
-            "--min-free-bytes",
-            str(settings.min_free_bytes),
-        ]
-        if copy is not None:
-            command += ["--shard", str(copy)]
-        process = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=os.environ | {KEY_ENV: key.hex()},
-        )
+        """Follow a launched engine (`app.store.launch`) through its stdout lines."""
         engine = cls(process, socket, key, copy)
         threading.Thread(target=engine._read_lines, name="engine-lines", daemon=True).start()
         return engine
@@ -176,6 +152,10 @@ class EngineProcess:
             self._control = None
 
 
+def launch_for(settings: Settings) -> Launcher:
+    return Launcher.new(settings.data_dir, settings.collection, settings.min_free_bytes)
+
+
 @dataclass
 class Rebuild:
     engine: EngineProcess
@@ -186,18 +166,27 @@ class Rebuild:
 class EmbeddedEngine:
     """Starts, watches and rebuilds the engine processes; `store` is what the app uses."""
 
-    def __init__(self, settings: Settings, threshold: int | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        threshold: int | None = None,
+        launched: tuple[Launcher, "subprocess.Popen[str]"] | None = None,
+    ) -> None:
+        """`launched`: the served engine `serve` started before its own imports (socket 1)."""
         self.settings = settings
         self.layout = IndexLayout.of(settings.data_dir, settings.collection)
         self.threshold = settings.hnsw_threshold if threshold is None else threshold
         self.phase = Phase.SERVING
         self.rebuilds = 0
         self.last_failure: str | None = None
-        self._key = new_key()
-        self._sockets = Path(tempfile.mkdtemp(prefix="astrolabe-"))
+        if launched is None:
+            self._launcher = launch_for(settings)
+            self._first: subprocess.Popen[str] | None = None
+        else:
+            self._launcher, self._first = launched
         self._socket_number = 0
         self._endpoint = Endpoint()
-        self.store = ProcessStore(self._endpoint, self._key, self)
+        self.store = ProcessStore(self._endpoint, self._launcher.key, self)
         self._served: EngineProcess | None = None
         self._rebuild: Rebuild | None = None
         self._retry_at = 0.0
@@ -227,14 +216,13 @@ class EmbeddedEngine:
         self._stopping.set()
         if self._thread.is_alive():
             self._thread.join()
-        shutil.rmtree(self._sockets, ignore_errors=True)
+        shutil.rmtree(self._launcher.sockets, ignore_errors=True)
 
     # --- the supervisor thread --------------------------------------------------------------
 
     def _supervise(self) -> None:
         try:
-            self._served = self._start_served()
-            self._served.wait_opened()
+            self._start_served().wait_opened()
         except BaseException as exc:
             self._start_error = exc
             if self._served is not None:
@@ -244,19 +232,30 @@ class EmbeddedEngine:
         self._started.set()
         try:
             while not self._stopping.wait(self._pause()):
-                self._step()
+                try:
+                    self._step()
+                except (OSError, EOFError, errors.StoreError) as exc:
+                    # An engine died mid-call: the next step sees it and recovers.
+                    log.warning("engine supervisor: %s: %s", type(exc).__name__, exc)
         finally:
             self._stop_all()
 
     def _pause(self) -> float:
         return CATCH_UP_POLL_S if self._rebuild is not None else POLL_S
 
-    def _next_socket(self) -> str:
+    def _launch(self, copy: Path | None = None) -> EngineProcess:
         self._socket_number += 1
-        return str(self._sockets / f"engine-{self._socket_number}.sock")
+        socket = self._launcher.socket(self._socket_number)
+        if self._first is not None and copy is None:  # launched by `serve` on socket 1
+            process, self._first = self._first, None
+        else:
+            process = self._launcher.launch(socket, copy)
+        return EngineProcess.watch(process, socket, self._launcher.key, copy)
 
     def _start_served(self) -> EngineProcess:
-        engine = EngineProcess.start(self.settings, self._next_socket(), self._key)
+        """Launch the served engine; its address is published once it listens (it may already:
+        `serve` launched the first one early, so it is made the served one before watching)."""
+        engine = self._served = self._launch()
         threading.Thread(target=self._publish_when_ready, args=(engine,), daemon=True).start()
         return engine
 
@@ -290,7 +289,7 @@ class EmbeddedEngine:
             return
         log.error("the engine process died (%s): restarting it", served.error)
         self._endpoint.clear()
-        self._served = self._start_served()
+        self._start_served()
 
     def _maybe_rebuild(self, served: EngineProcess) -> None:
         if not served.ready.is_set() or time.monotonic() < self._retry_at:
@@ -307,7 +306,7 @@ class EmbeddedEngine:
             self._discard(copy)
             return
         _failpoint("copied")
-        engine = EngineProcess.start(self.settings, self._next_socket(), self._key, copy)
+        engine = self._launch(copy)
         self._rebuild = Rebuild(engine, copy)
         self.phase = Phase.BUILDING
 
@@ -319,7 +318,11 @@ class EmbeddedEngine:
         if not engine.ready.is_set():
             return
         journaled = served.control(Control.PROGRESS)["journaled"]
-        applied = engine.control(Control.PROGRESS)["applied"]
+        try:
+            applied = engine.control(Control.PROGRESS)["applied"]
+        except errors.StoreError as exc:
+            self._abandon(rebuild, exc.message)
+            return
         if journaled - applied <= CAUGHT_UP_RECORDS:
             _failpoint("caught_up")
             self._hand_over(served, rebuild)
@@ -338,7 +341,9 @@ class EmbeddedEngine:
             self._abandon(rebuild, f"handover failed: {exc}")
             return
         _failpoint("switched")
-        served.control(Control.RETIRE)
+        # From here on the copy is the index: whatever befalls the old engine now, go on.
+        with contextlib.suppress(OSError, EOFError, errors.StoreError):
+            served.control(Control.RETIRE)
         self._served = rebuild.engine
         self._endpoint.set(rebuild.engine.socket)
         _failpoint("retired")
@@ -375,6 +380,9 @@ class EmbeddedEngine:
         self._retry_at = time.monotonic() + RETRY_AFTER_FAILURE_S
 
     def _discard(self, copy: Path) -> None:
+        if copy == self.layout.current():  # never the generation in use, whatever went wrong
+            log.error("not deleting %s: index.json names it", copy)
+            return
         shutil.rmtree(copy, ignore_errors=True)
         for path in (IndexLayout.journal(copy), IndexLayout.facet_snapshot(copy)):
             path.unlink(missing_ok=True)

@@ -31,12 +31,13 @@ from typing import Any
 
 import qdrant_edge as qe
 
+from app.config import Settings
 from app.store.edge import EdgeStore
 from app.store.errors import StorageFull, StoreError
 from app.store.journal import JournalReader, JournalWriter
+from app.store.launch import KEY_ENV
 from app.store.layout import IndexLayout
 from app.store.wire import (
-    KEY_ENV,
     PROTOCOL,
     READS,
     WRITES,
@@ -45,6 +46,7 @@ from app.store.wire import (
     Moved,
     failure_of,
 )
+from app.telemetry.logs import configure_logging
 
 log = logging.getLogger("astrolabe.engine")
 REPLAY_PAUSE_S = 0.02  # how often a rebuilt copy looks for new journal records
@@ -53,6 +55,9 @@ PR_SET_PDEATHSIG = 1
 # and merges segments only past this many, so a rebuild's cost follows what was written since
 # the last one instead of the size of the index.
 REBUILD_OPTIMIZERS = qe.EdgeOptimizersConfig(indexing_threshold=1, default_segment_number=8)
+# A rebuild takes the cores searches leave idle: on 2 cores its graph build would otherwise take
+# half the CPU from the searches running beside it.
+REBUILD_NICENESS = 10
 
 
 def disk_usage(path: Path) -> int:
@@ -139,7 +144,10 @@ class Engine:
                 self._journal = None
 
     def progress(self) -> dict[str, int]:
-        applied = self._replay.applied if self._replay is not None else 0
+        applied = 0
+        if self._replay is not None:
+            self._replay.check()
+            applied = self._replay.applied
         return {"journaled": self._journaled, "applied": applied}
 
     def seal(self) -> int:
@@ -208,13 +216,23 @@ class Replay:
         self._finished = threading.Event()
         self._thread = threading.Thread(target=self._follow, name="journal-replay", daemon=True)
         self.applied = 0
+        self._failure: Exception | None = None
 
     def start(self) -> None:
         self._thread.start()
 
+    def check(self) -> None:
+        """Raise what stopped the replay, if anything did (the rebuild is then abandoned)."""
+        if self._failure is not None:
+            raise StoreError(f"replaying the journal failed: {self._failure}")
+
     def _follow(self) -> None:
-        while not self._finished.wait(REPLAY_PAUSE_S):
-            self._apply()
+        try:
+            while not self._finished.wait(REPLAY_PAUSE_S):
+                self._apply()
+        except Exception as exc:
+            log.exception("replaying the journal failed")
+            self._failure = exc
 
     def _apply(self, up_to: int | None = None) -> None:
         with self._lock:
@@ -225,6 +243,7 @@ class Replay:
     def finish(self, records: int) -> int:
         self._finished.set()
         self._thread.join()
+        self.check()
         try:
             self._apply(records)
         finally:
@@ -301,7 +320,7 @@ def _open(args: argparse.Namespace) -> EdgeStore:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(Settings().log_format)  # the lines go where the supervisor's go
     args = _parse(argv)
     _die_with_parent(args.parent)
     key = bytes.fromhex(os.environ.pop(KEY_ENV))
@@ -315,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     _report(opened=str(store.path))
     engine = Engine(store, stopped)
     if args.shard is not None:
+        os.nice(REBUILD_NICENESS)  # the served engine and the HTTP process come first
         store.optimize()
         engine.replay_from(IndexLayout.journal(args.shard))
     else:

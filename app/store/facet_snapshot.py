@@ -25,13 +25,9 @@ def save(facets: DocumentFacets, path: Path) -> bool:
     state = facets.export()
     if state is None:
         return False
-    ids, arrays, vocabularies = state
+    arrays, vocabularies = state
     meta = json.dumps({"version": VERSION, "vocabularies": vocabularies}).encode()
-    contents: dict[str, Any] = {
-        "meta": np.frombuffer(meta, dtype=np.uint8),
-        "ids": np.array(ids, dtype="S36"),
-        **arrays,
-    }
+    contents: dict[str, Any] = {"meta": np.frombuffer(meta, dtype=np.uint8), **arrays}
     partial = path.with_name(path.name + ".partial")
     with partial.open("wb") as out:
         np.savez(out, **contents)
@@ -49,9 +45,8 @@ def take(path: Path) -> DocumentFacets | None:
             meta = json.loads(saved["meta"].tobytes())
             if meta.get("version") != VERSION:
                 return None
-            ids = [raw.decode() for raw in saved["ids"].tolist()]
-            arrays = {name: saved[name] for name in saved.files if name not in ("meta", "ids")}
-            return DocumentFacets.restore(ids, arrays, meta["vocabularies"])
+            arrays = {name: saved[name] for name in saved.files if name != "meta"}
+            return DocumentFacets.restore(arrays, meta["vocabularies"])
     except Exception:
         log.exception("facet snapshot %s unreadable: the documents are read back instead", path)
         return None

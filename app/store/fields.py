@@ -2,11 +2,18 @@
 names. Also the payload indexes every filtered field gets, and the vector names."""
 
 from enum import StrEnum
+from typing import Any
 
 # What a point is.
 KIND = "kind"
 KIND_CHUNK = "chunk"  # a searchable chunk of an indexed document
 KIND_PENDING = "pending"  # the placeholder of an accepted, not yet indexed document
+KIND_META = "meta"  # statistics of the index itself (app.ingest.sparse_fit); never a result
+
+# The index's BM25 statistic (on its metadata point).
+BM25_AVG_LEN = "bm25_avg_len"  # mean chunk length the sparse vectors are encoded with
+BM25_CHUNKS = "bm25_chunks"  # how many chunks that mean was measured over
+BM25_RESUME = "bm25_resume"  # a re-encoding under way: where it continues (None: none)
 
 # Identity and access (chunks and placeholders).
 DOC_KEY = "doc_key"  # `doc_type:doc_id`, one document (see doc_key())
@@ -45,6 +52,16 @@ LEASE_UNTIL = "lease_until"
 
 DENSE_VECTOR = "dense"
 SPARSE_VECTOR = "sparse"
+
+
+def embedded_text(title: str | None, text: str | None) -> str:
+    """What a chunk's vectors are computed from: its document's title line, then its text."""
+    return f"{title or ''}\n{text or ''}"
+
+
+def chunk_text(payload: dict[str, Any]) -> str:
+    """`embedded_text` of a stored chunk."""
+    return embedded_text(payload.get(TITLE), payload.get(TEXT))
 
 
 def doc_key(doc_type: str, doc_id: str) -> str:

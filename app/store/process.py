@@ -192,6 +192,21 @@ class ProcessStore:
     def scroll(self, filter: models.Filter, limit: int) -> list[Hit]:
         return self._typed(list, "scroll", filter, limit)
 
+    def scroll_page(
+        self,
+        filter: models.Filter,
+        offset: str | None,
+        limit: int,
+        payload_keys: Sequence[str] | None = None,
+    ) -> tuple[list[Hit], str | None]:
+        keys = None if payload_keys is None else list(payload_keys)
+        return self._typed(tuple, "scroll_page", filter, offset, limit, keys)
+
+    def update_vectors(
+        self, points: Sequence[models.PointVectors], condition: models.Filter | None = None
+    ) -> None:
+        self.call("update_vectors", list(points), condition)
+
     def count(self, filter: models.Filter | None = None) -> int:
         return self._typed(int, "count", filter)
 

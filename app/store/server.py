@@ -258,6 +258,44 @@ class ServerStore:
         )
 
     @guarded(is_transient)
+    def scroll_page(
+        self,
+        filter: models.Filter,
+        offset: str | None,
+        limit: int,
+        payload_keys: Sequence[str] | None = None,
+    ) -> tuple[list[Hit], str | None]:
+        points, next_offset = self._call(
+            lambda: self._client.scroll(
+                self._collection,
+                scroll_filter=filter,
+                limit=limit,
+                offset=offset,
+                with_payload=_payload_selector(payload_keys),
+                consistency=READ_CONSISTENCY,
+            )
+        )
+        return [_hit(p) for p in points], None if next_offset is None else str(next_offset)
+
+    @guarded(is_transient)
+    def update_vectors(
+        self, points: Sequence[models.PointVectors], condition: models.Filter | None = None
+    ) -> None:
+        ids = [str(p.id) for p in points]
+        existing = {str(h.id) for h in self.retrieve(ids, payload_keys=())}
+        kept = [p for p in points if str(p.id) in existing]
+        if kept:
+            self._call(
+                lambda: self._client.update_vectors(
+                    self._collection,
+                    kept,
+                    update_filter=condition,
+                    wait=True,
+                    ordering=WRITE_ORDERING,
+                )
+            )
+
+    @guarded(is_transient)
     def count(self, filter: models.Filter | None = None) -> int:
         return self._call(
             lambda: self._client.count(self._collection, count_filter=filter, exact=True)

@@ -128,3 +128,9 @@ def point(p: models.PointStruct) -> qe.Point:
     elif p.vector is not None:
         raise UntranslatableError("points carry named vectors only")
     return qe.Point(id=str(p.id), vector=vectors, payload=p.payload)
+
+
+def point_vectors(p: models.PointVectors) -> qe.PointVectors:
+    if not isinstance(p.vector, dict):
+        raise UntranslatableError("points carry named vectors only")
+    return qe.PointVectors(id=str(p.id), vector={name: vector(v) for name, v in p.vector.items()})

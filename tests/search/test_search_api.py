@@ -111,6 +111,7 @@ def test_response_shape(model_client: TestClient) -> None:
     hit = result["results"][0]
     assert hit["file_path"] == "/Projects/q3.md" and hit["modified_at"].endswith("Z")
     assert (hit["chunk_index"], hit["total_chunks"]) == (0, 1)
+    assert 0 < hit["relevance"] <= 1 and hit["relevance_source"] == "fusion_normalised"
     assert set(result["timing_ms"]) == {"embed", "search", "verify", "total"}
     assert (
         model_client.get("/api/v1/status", headers=auth())

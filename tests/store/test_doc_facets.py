@@ -1,7 +1,8 @@
 """The in-memory facet index answers exactly what the engine answers: two embedded stores take
 the same random writes, one counting facets in memory and one asking the engine, and every
-facet and count under random users and filters (built by app.filters) must agree after every
-write and after a restart (the index reloaded from disk)."""
+facet and count (of documents, and of chunks from each document's chunk total) under random
+users and filters (built by app.filters) must agree after every write and after a restart (the
+index reloaded from its snapshot)."""
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from app.filters.conditions import FACET_KEYS, folder_tree_filter, search_filter
 from app.filters.selectors import (
     FIRST_CHUNK,
     IS_CHUNK,
+    chunks,
     chunks_of,
     documents,
     of_document,
@@ -40,6 +42,7 @@ def point(key: str, index: int, doc: dict[str, Any]) -> models.PointStruct:
     payload = {
         fields.KIND: doc.get("kind", fields.KIND_CHUNK),
         fields.CHUNK_INDEX: index,
+        fields.TOTAL_CHUNKS: doc.get("chunks", 1),
         fields.DOC_KEY: key,
         fields.DOC_TYPE: doc["doc_type"],
         fields.DOC_ID: key.split(":")[1],
@@ -144,6 +147,7 @@ class Pair:
     def assert_agree(self, principal: Principal, spec: FilterSpec, excluded: list[str]) -> None:
         visible = search_filter(principal, spec).excluding(excluded)
         selectors = [visible.selector(first_chunk=True), documents()]
+        selectors += [visible.selector(), chunks()]  # chunks: each document's chunk total
         selectors.append(folder_tree_filter(principal, spec, "/"))
         for selector in selectors:
             assert self.indexed.count(selector) == self.engine.count(selector), selector

@@ -12,7 +12,15 @@ from qdrant_client import models
 
 from app.embeddings.dense import HashingEncoder
 from app.store.edge import EdgeStore
-from app.store.fields import DENSE_VECTOR, DOC_KEY, KIND, KIND_CHUNK, SPARSE_VECTOR
+from app.store.fields import (
+    CHUNK_INDEX,
+    DENSE_VECTOR,
+    DOC_KEY,
+    KIND,
+    KIND_CHUNK,
+    SPARSE_VECTOR,
+    TOTAL_CHUNKS,
+)
 from tests.helpers import auth, running_app
 
 INDEXED = 7_000  # above the engine's indexing threshold (10,000 KB of 384-d float32 vectors)
@@ -40,7 +48,14 @@ def _points(ns: range, vectors: np.ndarray, version: int = 0) -> list[models.Poi
                 DENSE_VECTOR: vector.tolist(),
                 SPARSE_VECTOR: models.SparseVector(indices=[n % 50], values=[1.0]),
             },
-            payload={KIND: KIND_CHUNK, DOC_KEY: f"doc{n}", "group": n % 20, "version": version},
+            payload={
+                KIND: KIND_CHUNK,
+                DOC_KEY: f"doc{n}",
+                CHUNK_INDEX: 0,  # each point a document of one chunk, as the indexer writes it
+                TOTAL_CHUNKS: 1,
+                "group": n % 20,
+                "version": version,
+            },
         )
         for n, vector in zip(ns, vectors, strict=True)
     ]

@@ -52,9 +52,11 @@ def test_optimize_keeps_results_and_the_command_reports(
     with pytest.raises(SystemExit) as done:
         main(["optimize"])
     assert done.value.code == 0
-    assert "optimized in" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "optimized in" in printed
+    assert "BM25: re-encoded 594 chunks" in printed  # an index from before the fit gets one
 
     store = EdgeStore(tmp_path, "c")
-    assert store.segments()["points"] == 594
+    assert store.segments()["points"] == 595  # and the statistic's own point
     assert [_nearest(store, q) for q in queries] == before
     store.close()

@@ -92,8 +92,25 @@ function meta(r, data, actions) {
   if (data.granularity === "chunk" && r.total_chunks > 1) {
     box.append(el("span", { text: `part ${r.chunk_index + 1} of ${r.total_chunks}` }));
   }
-  if (data.query) box.append(el("span", { title: "the algorithm's own score", text: "score " + r.score.toFixed(4) }));
+  if (data.query && r.relevance != null) box.append(relevanceBadge(r));
   return box;
+}
+
+const RELEVANCE_SOURCES = {
+  cosine: "cosine similarity to the query",
+  bm25_normalised: "keyword score over the best one of this search",
+  fusion_normalised: "fused rank or score over the best possible (1: first in every ranking)",
+  rerank: "the reranker's score",
+};
+
+/** The result's relevance as a percentage, its meaning and the raw score in the tooltip. */
+function relevanceBadge(r) {
+  const how = RELEVANCE_SOURCES[r.relevance_source] || r.relevance_source;
+  return el("span", {
+    class: "relevance",
+    title: `relevance ${r.relevance.toFixed(3)}: ${how} (score ${r.score.toFixed(4)})`,
+    text: `relevance ${Math.round(r.relevance * 100)} %`,
+  });
 }
 
 /** `/Projects/Reports/q3.md` -> "Projects › Reports › q3.md", each folder a button adding it. */

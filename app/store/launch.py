@@ -1,0 +1,46 @@
+"""How an engine process (`app.store.engine`) is started: its command line, its environment and
+its socket. Free of heavy imports on purpose: `serve` starts the served engine first thing, so
+that the engine's imports and the opening of its shard run beside the HTTP process's imports
+(each about a second) instead of after them."""
+
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+KEY_ENV = "ASTROLABE_ENGINE_KEY"  # hex; the engine reads and forgets it
+
+
+@dataclass(frozen=True)
+class Launcher:
+    data_dir: Path
+    collection: str
+    min_free_bytes: int
+    key: bytes  # authenticates the connections to every engine of this run
+    sockets: Path  # a directory only this user may enter
+
+    @classmethod
+    def new(cls, data_dir: Path, collection: str, min_free_bytes: int) -> "Launcher":
+        sockets = Path(tempfile.mkdtemp(prefix="astrolabe-"))  # mode 0700
+        return cls(data_dir, collection, min_free_bytes, os.urandom(32), sockets)
+
+    def socket(self, number: int) -> str:
+        """Short on purpose: a Unix socket path may not pass 107 bytes."""
+        return str(self.sockets / f"engine-{number}.sock")
+
+    def launch(self, socket: str, copy: Path | None = None) -> "subprocess.Popen[str]":
+        """An engine serving the generation in use, or (`copy`) rebuilding a copy."""
+        command = [sys.executable, "-m", "app.store.engine", "--socket", socket]
+        command += ["--data-dir", str(self.data_dir), "--collection", self.collection]
+        command += ["--parent", str(os.getpid()), "--min-free-bytes", str(self.min_free_bytes)]
+        if copy is not None:
+            command += ["--shard", str(copy)]
+        return subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=os.environ | {KEY_ENV: self.key.hex()},
+        )

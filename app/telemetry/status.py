@@ -1,0 +1,93 @@
+"""The figures the engine and the indexer own, read at scrape time through the same calls as
+`GET /api/v1/status` (store counts, the HNSW estimate, the queue), never by reaching into an
+engine: they stay right when the engine runs in another process."""
+
+from collections.abc import Iterator
+
+from prometheus_client.metrics_core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from app import __version__
+from app.state import AppState, Services
+from app.store.errors import StoreError
+
+
+class StatusCollector(Collector):
+    def __init__(self, state: AppState) -> None:
+        self._state = state
+
+    def collect(self) -> Iterator[Metric]:
+        services = self._state.services
+        ready = float(services is not None)
+        yield _gauge("astrolabe_ready", "1 once the engine and the models are loaded.", ready)
+        if services is None:
+            return
+        try:
+            figures = list(_figures(services))
+        except StoreError:
+            yield _gauge("astrolabe_engine_up", "1 when the engine answered this scrape.", 0)
+            return
+        yield _gauge("astrolabe_engine_up", "1 when the engine answered this scrape.", 1)
+        yield from figures
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())  # the families depend on the state: registered without a dry run
+
+
+def _figures(services: Services) -> Iterator[Metric]:
+    counts = services.ingest.counts()
+    queue = services.ingest.queue
+    info = GaugeMetricFamily(
+        "astrolabe_build_info",
+        "The version, the engine backend (embedded, server) and the embedding model.",
+        labels=("version", "backend", "embedding_model"),
+    )
+    info.add_metric((__version__, services.store.backend, services.dense.name), 1)
+    yield info
+    yield _gauge(
+        "astrolabe_index_points",
+        "Points in the engine (chunks, placeholders).",
+        services.store.count(),
+    )
+    yield _gauge("astrolabe_index_documents", "Indexed documents.", counts.documents)
+    yield _gauge("astrolabe_index_chunks", "Searchable chunks.", counts.chunks)
+    yield _gauge(
+        "astrolabe_ingest_pending_documents",
+        "Accepted documents waiting to be indexed.",
+        counts.pending,
+    )
+    yield _gauge(
+        "astrolabe_ingest_failed_documents",
+        "Accepted documents whose indexing failed.",
+        counts.failed,
+    )
+    yield _gauge(
+        "astrolabe_ingest_queue_depth", "Documents waiting in the indexer's queue.", queue.depth
+    )
+    yield _gauge(
+        "astrolabe_ingest_queue_limit",
+        "Past this queue depth ingest answers 429 (SEARCH_MAX_PENDING).",
+        queue.max_pending,
+    )
+    yield _gauge(
+        "astrolabe_ingest_rate_documents_per_second",
+        "Documents indexed per second over the last minute.",
+        queue.rate(),
+    )
+    index = services.store.vector_index()
+    if index is not None:  # a Qdrant server builds its indexes by itself
+        yield _gauge(
+            "astrolabe_index_hnsw_chunks",
+            "Embedded engine: chunks in the HNSW index (estimated).",
+            index.hnsw,
+        )
+        yield _gauge(
+            "astrolabe_index_unindexed_chunks",
+            "Embedded engine: chunks outside the HNSW index, scanned exactly by every"
+            " search until `astrolabe-search optimize`.",
+            index.plain,
+        )
+
+
+def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, documentation, value=value)

@@ -1,0 +1,171 @@
+"""What each lever of the search costs, in one process, interleaved query by query so that the
+machine's noise falls on every variant alike: the default path as it was before issue 17 (RRF
+fused inside the engine, BM25 query terms weighted 1) against today's default path, and today's
+options (DBSF, convex, feedback, a reranker on loopback that answers at once).
+
+    .venv/bin/python -m bench.levers_ab [--data DIR] [--rounds 5]
+
+Runs on a copy of the 11k tier's data directory (bench.quality or bench.run prepare it)."""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+from qdrant_client import models
+
+from app.auth import Principal
+from app.embeddings.dense import MiniLMEncoder
+from app.embeddings.sparse import Bm25Encoder
+from app.filters.selectors import Selector
+from app.search.algorithms import Encoded, Hybrid, QueryEncoder, SearchAlgorithm
+from app.search.fusion import FusionMethod
+from app.search.rerank import Reranker
+from app.search.service import SearchQuery, SearchService
+from app.store.base import Hit
+from app.store.edge import EdgeStore
+from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
+from bench.corpus import QUALITY_GROUP, load_vaswani
+from bench.loopback import JsonHandler, loopback_server
+from bench.prepare import COLLECTION, tier_dir
+from bench.quality_report import render_levers
+
+ROOT = Path(__file__).resolve().parent
+READER = Principal("quality", (QUALITY_GROUP,), frozenset({"search"}))
+
+
+class EngineFusedHybrid(Hybrid):
+    """Before issue 17: one engine query, both branches fused there by RRF."""
+
+    def _candidates(
+        self,
+        query: Encoded,
+        where: Selector,
+        depth: int,
+        score_threshold: float | None,
+        payload_keys: Sequence[str],
+    ) -> list[Hit]:
+        branches = [
+            models.Prefetch(
+                query=models.NearestQuery(nearest=query.dense or []),
+                using=DENSE_VECTOR,
+                filter=where,
+                limit=depth,
+            )
+        ]
+        if query.has_terms and query.sparse is not None:
+            branches.append(
+                models.Prefetch(
+                    query=models.NearestQuery(nearest=query.sparse),
+                    using=SPARSE_VECTOR,
+                    filter=where,
+                    limit=depth,
+                )
+            )
+        return self.store.query(
+            query=models.RrfQuery(rrf=models.Rrf(k=self.fusion.rrf_k)),
+            prefetch=branches,
+            filter=where,
+            limit=depth,
+            score_threshold=score_threshold,
+            payload_keys=payload_keys,
+        )
+
+
+class UnitWeightEncoder(Bm25Encoder):
+    """Before issue 17: every query term weighs 1."""
+
+    _bm25_query = qe.Bm25(qe.Bm25Config(language="english"))
+
+    def encode_query(self, text: str) -> models.SparseVector:
+        vector = self._bm25_query.embed_query(text)
+        return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
+
+
+class Before(SearchService):
+    def algorithm_for(self, query: SearchQuery) -> SearchAlgorithm:
+        return EngineFusedHybrid(self.store, FusionMethod.RRF, self.rrf_k)
+
+
+class InstantReranker(JsonHandler):
+    """Answers the /rerank protocol at once, in the order sent."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        count = len(body["documents"])
+        results = [{"index": i, "relevance_score": 1 - i / count} for i in range(count)]
+        self.send_json(200, json.dumps({"results": results}).encode())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.levers_ab")
+    parser.add_argument("--data", type=Path, default=ROOT / ".data")
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args(argv)
+    _, queries, qrels = load_vaswani()
+    texts = [queries[q] for q in sorted(queries) if q in qrels]
+    scratch = Path(tempfile.mkdtemp(prefix="levers-"))
+    shutil.copytree(tier_dir(args.data, "11k") / "data", scratch / "data")
+    store = EdgeStore(scratch / "data", COLLECTION)
+    store.wait_for_facet_index()
+    dense = MiniLMEncoder()
+    try:
+        with loopback_server(InstantReranker) as url:
+            reranker = Reranker(url, None, None, timeout=2.0)
+            now = SearchService(store, QueryEncoder(dense, Bm25Encoder()), 60, reranker=reranker)
+            before = Before(store, QueryEncoder(dense, UnitWeightEncoder()), 60)
+            base = SearchQuery(limit=10)
+            variants: dict[str, tuple[SearchService, SearchQuery]] = {
+                "before (engine RRF, unit query weights)": (before, base),
+                "now: hybrid rrf (default)": (now, base),
+                "now: hybrid dbsf": (now, replace(base, fusion=FusionMethod.DBSF)),
+                "now: hybrid convex": (now, replace(base, fusion=FusionMethod.CONVEX)),
+                "now: hybrid rrf + feedback": (now, replace(base, feedback=True)),
+                "now: hybrid rrf + rerank (instant loopback)": (now, replace(base, rerank=True)),
+            }
+            walls: dict[str, list[float]] = {name: [] for name in variants}
+            load_before = os.getloadavg()
+            for text in texts[:10]:  # warm-up
+                for service, query in variants.values():
+                    service.search(READER, replace(query, text=text))
+            for _ in range(args.rounds):
+                for text in texts:
+                    for name, (service, query) in variants.items():
+                        started = time.perf_counter()
+                        service.search(READER, replace(query, text=text))
+                        walls[name].append((time.perf_counter() - started) * 1000)
+            reranker.close()
+    finally:
+        store.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+    report(walls, load_before, os.getloadavg())
+
+
+def report(walls: dict[str, list[float]], before: Any, after: Any) -> None:
+    baseline = statistics.median(next(iter(walls.values())))
+    rows = {
+        name: {
+            "p50_ms": round(statistics.median(w), 2),
+            "p95_ms": round(sorted(w)[int(0.95 * len(w))], 2),
+            "vs_before": round(statistics.median(w) / baseline, 3),
+            "delta_p50_ms": round(statistics.median(w) - baseline, 2),
+        }
+        for name, w in walls.items()
+    }
+    load = {"before": [round(x, 2) for x in before], "after": [round(x, 2) for x in after]}
+    result = {"rows": rows, "load_average": load}
+    (ROOT / "results" / "levers.json").write_text(json.dumps(result, indent=1))
+    print(json.dumps(rows, indent=1), json.dumps(load))
+    render_levers(result)
+
+
+if __name__ == "__main__":
+    main()

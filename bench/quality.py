@@ -1,0 +1,225 @@
+"""Retrieval quality through HTTP: every algorithm x fusion x feedback on Vaswani (and on a
+collection of longer documents made of its abstracts), nDCG@10 and recall@100 with each
+document counted once, the tuned settings cross-validated, and latency beside each.
+
+    .venv/bin/python -m bench.quality [--collections vaswani,long] [--smoke]
+
+Per collection the real service runs once per RRF k (SEARCH_RRF_K); every variant is asked
+every query at every dense_weight of its grid. Tuning is 5-fold cross-validation: the setting
+that scores best on four folds is scored on the fifth, and the number reported is the mean of
+the five held-out scores (never a tuned-on score). Results: bench/results/quality.json, a table
+and a plot in docs/benchmarks.md (between the quality markers)."""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.corpus import DATASET, load_vaswani, long_documents
+from bench.prepare import TIERS, Tier, model_encoder, prepare, tier_dir
+from bench.service import QUALITY_KEY, ndcg_at_10, running_service
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results" / "quality.json"
+DOC = ROOT / "docs" / "benchmarks.md"
+PLOT = ROOT / "docs" / "img" / "quality-latency.png"
+START, END = "<!-- quality:start -->", "<!-- quality:end -->"
+K_GRID = (20, 40, 60, 100)
+DEFAULT_K = 60  # SEARCH_RRF_K's default
+WEIGHTS = tuple(round(w / 10, 1) for w in range(11))
+FOLDS, FOLD_SEED = 5, 17
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    body: dict[str, Any]
+    weights: tuple[float, ...] = ()  # dense_weight grid; () = not a hybrid
+    default_weight: float | None = None
+
+    def settings(self, k: int) -> list[tuple[str, dict[str, Any]]]:
+        """(setting label, request fields) for each point of the grid at this k."""
+        if not self.weights:
+            return [("", self.body)]
+        rrf = self.body.get("fusion") == "rrf"
+        label = f"k={k} " if rrf else ""
+        return [(f"{label}w={w}", self.body | {"dense_weight": w}) for w in self.weights]
+
+    def default_label(self) -> str:
+        if not self.weights:
+            return ""
+        label = f"k={DEFAULT_K} " if self.body.get("fusion") == "rrf" else ""
+        return f"{label}w={self.default_weight}"
+
+
+def variants(weights: tuple[float, ...]) -> list[Variant]:
+    plain = [
+        Variant("bm25", {"algorithm": "bm25"}),
+        Variant("semantic", {"algorithm": "semantic"}),
+        Variant("hybrid rrf", {"fusion": "rrf"}, weights, 0.4),
+        Variant("hybrid dbsf", {"fusion": "dbsf"}, weights, 0.4),
+        Variant("hybrid convex", {"fusion": "convex"}, weights, 0.7),
+    ]
+    with_feedback = [
+        Variant(f"{v.name} + feedback", v.body | {"feedback": True}, v.weights, v.default_weight)
+        for v in plain
+    ]
+    return plain + with_feedback
+
+
+@dataclass
+class Scores:
+    ndcg: list[float]
+    recall: list[float]
+    wall_ms: list[float]
+
+
+def ask(
+    client: httpx.Client,
+    base: str,
+    queries: dict[str, str],
+    qrels: dict[str, set[str]],
+    body: dict[str, Any],
+) -> Scores:
+    scores = Scores([], [], [])
+    for qid, text in queries.items():
+        request = {"query": text, "limit": 100, "granularity": "document", **body}
+        started = time.perf_counter()
+        response = client.post(f"{base}/api/v1/search", json=request)
+        scores.wall_ms.append((time.perf_counter() - started) * 1000)
+        response.raise_for_status()
+        ranked = [str(r["doc_id"]) for r in response.json()["results"]]
+        scores.ndcg.append(ndcg_at_10(ranked, qrels[qid]))
+        scores.recall.append(len(set(ranked) & qrels[qid]) / len(qrels[qid]))
+    return scores
+
+
+def measure(
+    data_dir: Path, queries: dict[str, str], qrels: dict[str, set[str]], args: argparse.Namespace
+) -> dict[str, dict[str, Scores]]:
+    """Per variant, per setting: the per-query scores."""
+    measured: dict[str, dict[str, Scores]] = {}
+    for k in args.k_grid:
+        with running_service(data_dir, settings={"SEARCH_RRF_K": str(k)}) as svc:
+            headers = {"Authorization": f"Bearer {QUALITY_KEY}"}
+            with httpx.Client(headers=headers, timeout=120) as client:
+                for text in list(queries.values())[:5]:  # warm-up
+                    client.post(f"{svc.base}/api/v1/search", json={"query": text})
+                for variant in variants(args.weights):
+                    rrf = variant.body.get("fusion") == "rrf"
+                    if not rrf and k != args.k_grid[0]:
+                        continue  # k is RRF's only
+                    for label, body in variant.settings(k):
+                        got = ask(client, svc.base, queries, qrels, body)
+                        measured.setdefault(variant.name, {})[label] = got
+                    print(json.dumps({"k": k, "variant": variant.name}), flush=True)
+    return measured
+
+
+def folds(count: int) -> list[list[int]]:
+    order = list(range(count))
+    random.Random(FOLD_SEED).shuffle(order)
+    return [order[f::FOLDS] for f in range(FOLDS)]
+
+
+def cross_validated(grid: dict[str, Scores]) -> dict[str, Any]:
+    """The mean held-out nDCG@10 and recall@100, and the setting each fold chose."""
+    count = len(next(iter(grid.values())).ndcg)
+    held_ndcg, held_recall, chosen = [], [], []
+    for test in folds(count):
+        train = [i for i in range(count) if i not in set(test)]
+        best = max(grid, key=lambda s: (statistics.fmean(grid[s].ndcg[i] for i in train), s))
+        chosen.append(best)
+        held_ndcg.append(statistics.fmean(grid[best].ndcg[i] for i in test))
+        held_recall.append(statistics.fmean(grid[best].recall[i] for i in test))
+    return {
+        "ndcg@10": round(statistics.fmean(held_ndcg), 4),
+        "recall@100": round(statistics.fmean(held_recall), 4),
+        "chosen": chosen,
+    }
+
+
+def summarise(measured: dict[str, dict[str, Scores]], weights: tuple[float, ...]) -> dict[str, Any]:
+    rows = {}
+    for variant in variants(weights):
+        grid = measured.get(variant.name)
+        if not grid:
+            continue
+        default = grid.get(variant.default_label()) or next(iter(grid.values()))
+        rows[variant.name] = {
+            "default": variant.default_label(),
+            "ndcg@10": round(statistics.fmean(default.ndcg), 4),
+            "recall@100": round(statistics.fmean(default.recall), 4),
+            "p50_ms": round(statistics.median(default.wall_ms), 1),
+            "cv": cross_validated(grid) if len(grid) > 1 else None,
+            "grid": {label: round(statistics.fmean(s.ndcg), 4) for label, s in grid.items()},
+        }
+    return rows
+
+
+def collection(
+    name: str, args: argparse.Namespace
+) -> tuple[Path, dict[str, str], dict[str, set[str]]]:
+    docs, queries, qrels = load_vaswani(args.dataset)
+    tier = TIERS["smoke"] if args.smoke else TIERS["11k"]
+    if name == "long":
+        docs, qrels = long_documents(docs, qrels)
+        tier = Tier("long-smoke", 0, real_docs=60) if args.smoke else Tier("long", 0)
+    encoder = model_encoder(args.data / "cache", hashing=args.smoke)
+    prepare(args.data, tier, docs, encoder)
+    indexed = set(list(docs)[: tier.real_docs]) if tier.real_docs else set(docs)
+    judged = {q: queries[q] for q in sorted(queries) if q in qrels and qrels[q] & indexed}
+    judged = dict(list(judged.items())[: args.queries])
+    return tier_dir(args.data, tier.name) / "data", judged, qrels
+
+
+def load_average() -> str:
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.quality")
+    parser.add_argument("--collections", default="vaswani,long")
+    parser.add_argument("--queries", type=int, default=93)
+    parser.add_argument("--data", type=Path, default=ROOT / "bench" / ".data")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument("--no-report", action="store_true", help="leave docs/ as they are")
+    parser.add_argument("--smoke", action="store_true", help="CI: tiny corpus, hashing vectors")
+    args = parser.parse_args(argv)
+    args.k_grid, args.weights = K_GRID, WEIGHTS
+    if args.smoke:
+        args.queries, args.k_grid, args.weights = 5, (DEFAULT_K,), (0.4, 0.7)
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse(argv)
+    result: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    for name in args.collections.split(","):
+        data_dir, queries, qrels = collection(name, args)
+        before = load_average()
+        measured = measure(data_dir, queries, qrels, args)
+        result[name] = {
+            "queries": len(queries),
+            "load_average": f"{before} -> {load_average()}",
+            "variants": summarise(measured, args.weights),
+        }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    print(f"wrote {args.out}")
+    if not args.no_report:
+        from bench.quality_report import render
+
+        render(result)
+
+
+if __name__ == "__main__":
+    main()
