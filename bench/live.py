@@ -348,6 +348,40 @@ def restart(data_dir: Path, queries: list[str], args: Any) -> dict[str, Any]:
     return result
 
 
+def offline_twin(out: Path, data_dir: Path, queries: list[str], encoder: CachedEncoder) -> Any:
+    """The index the live run left against its twin: the same points (the tier's, then the
+    trickle's) written through the store layer and optimized offline (built once, kept in
+    `live/twin`), both reopened here and timed query by query (bench.hnsw's probe)."""
+    import numpy as np
+
+    from app.store.edge import EdgeStore
+    from bench.hnsw import Side, Workload, disk_mib, probe
+    from bench.prepare import COLLECTION, read_peer_files, upsert_file
+
+    twin = out / "live" / "twin"
+    if not (twin / "built").exists():
+        shutil.rmtree(twin, ignore_errors=True)
+        store = EdgeStore(twin, COLLECTION, facet_index=False)
+        upsert_file(store, out)
+        upsert_file(store, out, "trickle")
+        store.optimize()
+        store.close()
+        (twin / "built").write_text("")
+    points, vectors = read_peer_files(out)
+    more, more_vectors = read_peer_files(out, "trickle")
+    work = Workload(points + more, np.concatenate([vectors, more_vectors]), queries,
+                    encoder.encode_array(queries))  # fmt: skip
+    live = EdgeStore(data_dir, COLLECTION, facet_index=False)
+    offline = EdgeStore(twin, COLLECTION, facet_index=False)
+    try:
+        result = probe({"live": Side(live), "offline": Side(offline)}, work)
+    finally:
+        live.close()
+        offline.close()
+    result["live"]["disk_mib"], result["offline"]["disk_mib"] = disk_mib(data_dir), disk_mib(twin)
+    return result
+
+
 def measure_live(
     root: Path, tier_name: str, args: Any, docs: dict[str, str], queries: list[str]
 ) -> dict[str, Any]:
@@ -397,6 +431,8 @@ def measure_live(
     result["restart"] = restart(data_dir, queries, args) | {"load_average": load_average()}
     result["disk_mib"] = service.disk_mib(data_dir)
     result["service_log"] = service_log(data_dir.parent / "serve.log")
+    if args.offline_twin:
+        result["offline_twin"] = offline_twin(out, data_dir, queries, encoder)
     return result
 
 

@@ -502,6 +502,13 @@ def live_phases(results: dict[str, dict[str, Any]]) -> list[str]:
         ),
     )
     row(
+        "the live index against the same points optimized offline (`--offline-twin`; engine"
+        " side, interleaved, access rule only): hybrid ms, dense k=10 ms, recall@10, segments,"
+        " disk MiB",
+        "",
+        lambda r: _twin(r["offline_twin"]),
+    )
+    row(
         "RSS after the load (1M: after the trickle): http + engine = all, MiB",
         "",
         lambda r: _memory(r.get("after_load", r.get("after_trickle", {}))["memory"]),
@@ -518,6 +525,17 @@ def live_phases(results: dict[str, dict[str, Any]]) -> list[str]:
     )
     row("disk, MiB", "", lambda r: f"{r['disk_mib']:,}")
     return lines  # fmt: skip
+
+
+def _twin(twin: dict[str, Any]) -> str:
+    def side(name: str) -> str:
+        row, store = twin[name]["hybrid, access rule only"], twin[name]["store"]
+        return (
+            f"{name} {row['hybrid_ms']:g}, {row['dense10_ms']:g}, {row['recall@10']:g},"
+            f" {store['segments']}, {twin[name]['disk_mib']:g}"
+        )
+
+    return f"{side('live')}; {side('offline')}"
 
 
 def _memory(memory: dict[str, Any]) -> str:

@@ -96,6 +96,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--trickle-seconds", type=float, default=60.0)
     parser.add_argument("--trickle-rate", type=float, default=50.0, help="documents/s")
     parser.add_argument("--first-seconds", type=float, default=20.0, help="after a restart")
+    parser.add_argument(
+        "--offline-twin", action="store_true", help="live: also against the same points optimized"
+    )
     args = parser.parse_args(argv)
     args.clients = tuple(int(c) for c in str(args.clients).split(","))
     args.tiers = args.tiers or ("100k" if args.live else "11k,100k")

@@ -52,6 +52,7 @@ def test_live_benchmark_runs_end_to_end(tmp_path: Path) -> None:
             str(tmp_path / "data"),
             "--out",
             str(tmp_path / "out"),
+            "--offline-twin",
             *peers,
         ]
     )
@@ -81,6 +82,10 @@ def test_live_benchmark_runs_end_to_end(tmp_path: Path) -> None:
     assert restart["first_seconds"]["all"]["count"] > 0
     assert set(restart["latency"]) == set(scenarios())
     assert result["disk_mib"] > 0
+    twin = result["offline_twin"]
+    # 400 chunks, and the point of BM25's statistics
+    assert twin["live"]["store"]["points"] == twin["offline"]["store"]["points"] == 401
+    assert twin["live"]["hybrid, access rule only"]["hybrid_ms"] > 0
     if peers:
         engines = result["peers"]
         assert set(engines) == {"ours", "lancedb", "pgvector"}
