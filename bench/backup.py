@@ -61,7 +61,7 @@ def restored(backup: Path, into: Path) -> float:
 
 def running(data_dir: Path, dest: Path) -> float:
     with service.running_service(data_dir) as svc:
-        seconds, _ = _timed(lambda: download(svc.base, service.ADMIN_KEY, dest))
+        seconds, _ = _timed(lambda: download(svc.base, service.INDEX_KEY, dest))
     return seconds
 
 

@@ -22,6 +22,7 @@ from app.ingest.documents import Document
 
 DATASET = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "vaswani_npl"
 SEED = 20261130
+DERIVATION = 2  # bumped whenever the functions below make other points: tiers are remade
 CHUNK_WORDS = 180  # the Indexer's default
 BENCH_USER = "u0"
 BENCH_GROUP = "g0"
@@ -117,9 +118,13 @@ def real_chunks(docs: dict[str, str], limit: int | None = None) -> list[Chunk]:
     return chunks
 
 
-def derived_chunks(real: list[Chunk], count: int) -> Iterator[tuple[Chunk, int, int]]:
-    """`count` mixed chunks, each with the positions (in `real`) of its two parents."""
-    rng = random.Random(SEED + 1)
+def derived_chunks(
+    real: list[Chunk], count: int, seed: int = SEED + 1, prefix: str = "mix"
+) -> Iterator[tuple[Chunk, int, int]]:
+    """`count` mixed chunks, each with the positions (in `real`) of its two parents. Each is a
+    document of one chunk as the service chunks it: a mix longer than CHUNK_WORDS keeps only
+    its first chunk (sent over HTTP, the whole mix would be split)."""
+    rng = random.Random(seed)
     for n in range(count):
         a, b = rng.randrange(len(real)), rng.randrange(len(real))
         first, second = _SENTENCE.split(real[a].text), _SENTENCE.split(real[b].text)
@@ -127,7 +132,9 @@ def derived_chunks(real: list[Chunk], count: int) -> Iterator[tuple[Chunk, int, 
         longer = first if len(first) > len(second) else second
         mixed += longer[min(len(first), len(second)) :]
         text = " ".join(mixed)
-        doc = _metadata(rng, f"mix{n:06d}", text)
+        if len(text.split()) > CHUNK_WORDS:
+            text = chunk_spans(text, max_words=CHUNK_WORDS)[0].text
+        doc = _metadata(rng, f"{prefix}{n:06d}", text)
         yield Chunk(doc, 0, 1, Span(text, 0, len(text))), a, b
 
 

@@ -1,7 +1,8 @@
 """Render bench/results/*.json into docs/benchmarks.md (between the results markers) and the
-PNG plots under docs/img/. Medians over the service restarts of a run.
+PNG plots under docs/img/. Medians over the service restarts of a run. `--live`: only the live
+section (bench/results/live-*.json, between the live markers).
 
-    .venv/bin/python -m bench.report"""
+    .venv/bin/python -m bench.report [--live]"""
 
 import json
 import statistics
@@ -15,13 +16,36 @@ RESULTS = ROOT / "bench" / "results"
 DOC = ROOT / "docs" / "benchmarks.md"
 IMG = ROOT / "docs" / "img"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+LIVE_START, LIVE_END = "<!-- live:start -->", "<!-- live:end -->"
 TIERS = ("11k", "100k", "300k")
+LIVE_TIERS = ("100k", "300k", "1m")
+# Issue 16's table, measured from outside on main before the live index (100k over HTTP):
+# p50 / p95 / p99 ms right after the load, and in the first ~20 s after a restart.
+BEFORE_LIVE = {
+    "hybrid, access rule only": ("49 / 60 / 63", "29 / 213 / 247"),
+    "semantic": ("38 / 45 / 58", "28 / 33 / 39"),
+    "hybrid, granularity=document": ("45 / 64 / 70", "31 / 40 / 42"),
+    "hybrid + facets": ("57 / 63 / 65", "35 / 46 / 61"),
+    "hybrid, ~5 % (category)": ("18 / 23 / 32", "13 / 16 / 24"),  # the issue's 5 % tag filter
+    "browse (no query)": ("-", "-"),
+}
+BEFORE_THROUGHPUT = "45 / 61 / 70"
+BEFORE_READY_S = "5.2"
+LIVE_TARGETS = {
+    "hybrid, access rule only": "p50 ≤ 15, p99 ≤ 40",
+    "semantic": "p50 ≤ 12",
+    "hybrid, granularity=document": "p50 ≤ 15",
+    "hybrid + facets": "p50 ≤ 25",
+    "hybrid, ~5 % (category)": "",
+    "browse (no query)": "p50 ≤ 5",
+}
 
 
-def load() -> dict[str, dict[str, Any]]:
+def load(tiers: tuple[str, ...] = TIERS, prefix: str = "") -> dict[str, dict[str, Any]]:
+    """The results of each tier measured (`prefix`: `live-` for the live runs)."""
     found = {}
-    for tier in TIERS:
-        path = RESULTS / f"{tier}.json"
+    for tier in tiers:
+        path = RESULTS / f"{prefix}{tier}.json"
         if path.exists():
             found[tier] = json.loads(path.read_text())
     return found
@@ -341,11 +365,264 @@ def render() -> str:
     return "\n".join(parts)
 
 
-def main() -> None:
+def _ppp(row: dict[str, Any]) -> str:
+    return f"{row['p50']:g} / {row['p95']:g} / {row['p99']:g}"
+
+
+def _load_average(result: dict[str, Any], phase: str) -> str:
+    return " / ".join(f"{x:g}" for x in result[phase].get("load_average", []))
+
+
+def live_table(result: dict[str, Any]) -> list[str]:
+    """Issue 16's table: its numbers before (on main), ours after, for one HTTP-loaded tier."""
+    loaded, restarted = result["after_load"], result["restart"]
+    per_s = " / ".join(f"{lv['searches_per_s']:g}" for lv in loaded["throughput"])
+    errors = sum(lv["errors"] for lv in loaded["throughput"])
+    lines = [
+        "| case (p50 / p95 / p99 ms) | before (main): right after the HTTP load | after: right"
+        " after the HTTP load | before (main): after a restart | after: after a restart"
+        " | target |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, (before_load, before_restart) in BEFORE_LIVE.items():
+        lines.append(
+            f"| {name} | {before_load} | **{_ppp(loaded['latency'][name])}** | {before_restart}"
+            f" | **{_ppp(restarted['latency'][name])}** | {LIVE_TARGETS[name]} |"
+        )
+    lines += [
+        f"| searches/s at 1 / 4 / 16 clients | {BEFORE_THROUGHPUT} | **{per_s}** ({errors}"
+        " errors) | - | - | ≥ 130 at 16, 0 errors |",
+        f"| `serve` → `/readyz`, s | - | {result['start_s']:g} (empty) | {BEFORE_READY_S}"
+        f" | **{restarted['cold_start_s']:g}** | ≤ 2 |",
+        "",
+        f"Load averages (1 / 5 / 15 min) at the end of each phase: load"
+        f" {_load_average(result, 'load')}, after the load {_load_average(result, 'after_load')},"
+        f" restart {_load_average(result, 'restart')}.",
+    ]
+    return lines
+
+
+def _searches(row: dict[str, Any]) -> str:
+    s = row["searches"]
+    return f"{_ppp(s)} (longest {s['max']:g}, {s['count']} searches, {row['errors']} errors)"
+
+
+def live_phases(results: dict[str, dict[str, Any]]) -> list[str]:
+    """The load, trickle, restart and memory rows of every live tier."""
+    tiers = list(results)
+    lines = ["| what | " + " | ".join(tiers) + " | target |", "|---|" + "---|" * (len(tiers) + 1)]
+
+    def row(label: str, target: str, cell: Any) -> None:
+        cells = []
+        for tier in tiers:
+            try:
+                cells.append(str(cell(results[tier])))
+            except KeyError:
+                cells.append("-")
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {target} |")
+
+    row(
+        "load over HTTP: documents, chunks/s (batches of 256, `?wait=true`)",
+        "",
+        lambda r: f"{r['load']['documents']:,}, {r['load']['chunks_per_s']:g}",
+    )
+    row(
+        "searches during the load, ms p50 / p95 / p99 (longest)",
+        "longest ≤ 250",
+        lambda r: _searches(r["load"]),
+    )
+    row(
+        "searches during the load while a rebuild ran / while none did, p50 / p99 (longest)",
+        "",
+        lambda r: " / ".join(
+            "{p50:g} / {p99:g} ({max:g}, {count} searches)".format(**split)
+            if split["count"]
+            else "none"
+            for split in r["load"]["searches_by_rebuild"].values()
+        ),
+    )
+    row(
+        "searches slower than 100 ms during the load / the trickle",
+        "",
+        lambda r: f"{r['load']['slow_searches']} / {r['trickle']['slow_searches']}",
+    )
+    row(
+        "HNSW after the load: indexed / outside / rebuilds",
+        "",
+        lambda r: "{hnsw_chunks:,} / {unindexed_chunks:,} / {hnsw_rebuilds}".format(
+            **r["after_load"]["status"]
+        ),
+    )
+    row(
+        "trickle: documents/s asked, sent",
+        "50",
+        lambda r: f"{r['trickle']['rate_asked']:g}, {r['trickle']['sent']['documents_per_s']:g}",
+    )
+    row(
+        "trickle: searchable after, ms p50 / p99 (batches of 10)",
+        "",
+        lambda r: "{p50:g} / {p99:g}".format(**r["trickle"]["sent"]["searchable_after_ms"]),
+    )
+    row(
+        "searches during the trickle, ms p50 / p95 / p99 (longest)",
+        "p99 ≤ 50, longest ≤ 250",
+        lambda r: _searches(r["trickle"]),
+    )
+    row(
+        "after the trickle, no restart (1M): hybrid / with facets, p50 ms",
+        "≤ 30 / ≤ 50",
+        lambda r: (
+            f"{r['after_trickle']['latency']['hybrid, access rule only']['p50']:g} / "
+            f"{r['after_trickle']['latency']['hybrid + facets']['p50']:g}"
+        ),
+    )
+    row(
+        "restart: `serve` → `/readyz`, s",
+        "≤ 2 (100k), ≤ 5 (1M)",
+        lambda r: f"{r['restart']['cold_start_s']:g}",
+    )
+    row(
+        "restart: searches in the first second after `/readyz`, p99 / longest ms",
+        "p99 ≤ 40",
+        lambda r: "{p99:g} / {max:g}".format(**r["restart"]["first_seconds"]["per_second"][0]),
+    )
+    row(
+        "restart: searches in the first 5 s, ms p50 / p95 / p99 (longest)",
+        "p99 ≤ 40",
+        lambda r: "{p50:g} / {p95:g} / {p99:g} ({max:g})".format(
+            **r["restart"]["first_seconds"]["first_5_s"]
+        ),
+    )
+    row(
+        "restart: hybrid / with facets, p50 ms",
+        "1M: ≤ 30 / ≤ 50",
+        lambda r: (
+            f"{r['restart']['latency']['hybrid, access rule only']['p50']:g} / "
+            f"{r['restart']['latency']['hybrid + facets']['p50']:g}"
+        ),
+    )
+    row(
+        "the live index against the same points optimized offline (`--offline-twin`; engine"
+        " side, interleaved, access rule only): hybrid ms, dense k=10 ms, recall@10, segments,"
+        " disk MiB",
+        "",
+        lambda r: _twin(r["offline_twin"]),
+    )
+    row(
+        "RSS after the load (1M: after the trickle): http + engine = all, MiB",
+        "",
+        lambda r: _memory(r.get("after_load", r.get("after_trickle", {}))["memory"]),
+    )
+    row(
+        "RSS, peak of all processes sampled each second during the load / trickle, MiB",
+        "",
+        lambda r: f"{r.get('load', {}).get('peak_rss_mib', '-')} / {r['trickle']['peak_rss_mib']}",
+    )
+    row(
+        "RSS after the restart: http + engine = all, MiB",
+        "",
+        lambda r: _memory(r["restart"]["memory"]),
+    )
+    row("disk, MiB", "", lambda r: f"{r['disk_mib']:,}")
+    return lines  # fmt: skip
+
+
+def _twin(twin: dict[str, Any]) -> str:
+    def side(name: str) -> str:
+        row, store = twin[name]["hybrid, access rule only"], twin[name]["store"]
+        return (
+            f"{name} {row['hybrid_ms']:g}, {row['dense10_ms']:g}, {row['recall@10']:g},"
+            f" {store['segments']}, {twin[name]['disk_mib']:g}"
+        )
+
+    return f"{side('live')}; {side('offline')}"
+
+
+def _memory(memory: dict[str, Any]) -> str:
+    roles = memory["by_role"]
+    parts = " + ".join(f"{roles[r]['rss_mib']:g} ({r})" for r in roles)
+    return f"{parts} = {memory['rss_mib']:g}"
+
+
+def live_peers(results: dict[str, dict[str, Any]]) -> list[str]:
+    lines = [
+        "| tier | engine | ingest, points/s | scenario | engine p50 ms | x ours, engine side"
+        " | x ours, end to end | dense recall@10 | filter violations | short pages |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for tier, result in results.items():
+        for engine in result.get("peers", {}).values():
+            if "scenarios" not in engine:
+                lines.append(f"| {tier} | {engine.get('engine')} | failed | | | | | | | |")
+                continue
+            rate = engine.get("ingest_points_per_s")
+            for name, row in engine["scenarios"].items():
+                lines.append(
+                    f"| {tier} | {engine['engine']} | {'-' if rate is None else f'{rate:,}'}"
+                    f" | {name} | {row['p50']:g} | {row.get('engine_ratio', 1.0):g}"
+                    f" | {row.get('end_to_end_ratio', 1.0):g} | {row['dense_recall@10']:g}"
+                    f" | {row['violations']} | {row['short_pages']} |"
+                )
+    finished = [
+        f"{engine['engine']} ({tier}) {' / '.join(f'{x:g}' for x in engine['load_average'])}"
+        for tier, result in results.items()
+        for engine in result.get("peers", {}).values()
+        if "load_average" in engine
+    ]
+    if finished:
+        lines += [
+            "",
+            "Load averages when each engine's measurement finished: " + "; ".join(finished),
+        ]
+    return lines
+
+
+def render_live() -> str:
+    results = load(LIVE_TIERS, "live-")
+    if not results:
+        return "(no live run: `python -m bench.run --live`)"
+    parts = []
+    for tier, result in results.items():
+        if "after_load" not in result:
+            continue
+        machine = result["machine"]
+        parts += [
+            f"### Issue 16's table at {tier}: before and after (run of {machine['date']},"
+            f" {machine['cpus']} CPUs)",
+            "",
+            *live_table(result),
+            "",
+        ]
+    parts += [
+        "### Load, trickle, restart, memory",
+        "",
+        *live_phases(results),
+        "",
+        "### Peers on the live path (fed 256 points at a time; ratios > 1: slower than ours)",
+        "",
+        *live_peers(results),
+    ]
+    return "\n".join(parts)
+
+
+def _replace_between(text: str, start: str, end: str, body: str) -> str:
+    before, _, rest = text.partition(start)
+    _, _, after = rest.partition(end)
+    return f"{before}{start}\n{body}\n{end}{after}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.report")
+    parser.add_argument("--live", action="store_true", help="only the live section")
+    args = parser.parse_args(argv)
     text = DOC.read_text()
-    before, _, rest = text.partition(START)
-    _, _, after = rest.partition(END)
-    DOC.write_text(f"{before}{START}\n{render()}\n{END}{after}")
+    if not args.live:
+        text = _replace_between(text, START, END, render())
+    if LIVE_START in text:
+        text = _replace_between(text, LIVE_START, LIVE_END, render_live())
+    DOC.write_text(text)
     print(f"wrote {DOC}")
 
 

@@ -6,11 +6,20 @@ For each tier: prepare the data directory once (vectors cached under bench/.data
 the real service on a loopback port, measure cold start, latency per scenario, throughput at
 concurrency 1/4/16, quality (11k tier), memory and disk; then the peers on the same points.
 Results go to bench/results/<tier>.json; `python -m bench.report` renders docs/benchmarks.md.
-`--smoke` runs a seconds-long version (300 documents, hashing vectors) for CI."""
+`--smoke` runs a seconds-long version (300 documents, hashing vectors) for CI.
+
+    .venv/bin/python -m bench.run --live --tiers 100k [--peers lancedb,pgvector]
+
+The live index instead (bench/live.py): the tier sent over HTTP to a fresh service and measured
+with no restart, a trickle of new documents, a restart; results in bench/results/live-<tier>.json.
+"""
 
 import argparse
 import json
+import os
 import platform
+import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -61,14 +70,17 @@ def machine() -> dict[str, Any]:
     return {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "python": platform.python_version(),
-        "cpus": len(__import__("os").sched_getaffinity(0)),
+        "cpus": len(os.sched_getaffinity(0)),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "versions": versions,
     }
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.run")
-    parser.add_argument("--tiers", default="11k,100k", help=f"comma-separated: {', '.join(TIERS)}")
+    parser.add_argument(
+        "--tiers", help=f"comma-separated: {', '.join(TIERS)} (11k,100k; live: 100k)"
+    )
     parser.add_argument("--runs", type=int, default=3, help="service restarts per tier")
     parser.add_argument("--rounds", type=int, default=1, help="passes over the queries a run")
     parser.add_argument("--queries", type=int, default=93)
@@ -80,16 +92,52 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--ingest", action="store_true", help="also: ingest rate vs the model")
     parser.add_argument("--smoke", action="store_true", help="CI: tiny corpus, hashing vectors")
+    parser.add_argument("--live", action="store_true", help="the live index (bench/live.py)")
+    parser.add_argument("--trickle-seconds", type=float, default=60.0)
+    parser.add_argument("--trickle-rate", type=float, default=50.0, help="documents/s")
+    parser.add_argument("--first-seconds", type=float, default=20.0, help="after a restart")
+    parser.add_argument(
+        "--offline-twin", action="store_true", help="live: also against the same points optimized"
+    )
     args = parser.parse_args(argv)
     args.clients = tuple(int(c) for c in str(args.clients).split(","))
+    args.tiers = args.tiers or ("100k" if args.live else "11k,100k")
     if args.smoke:
         args.tiers, args.runs, args.queries, args.seconds = "smoke", 1, 5, 1.0
+        args.trickle_seconds, args.first_seconds = 2.0, 2.0
     return args
+
+
+def judged_queries(dataset: Path, count: int) -> list[str]:
+    _, queries, qrels = load_vaswani(dataset)
+    return [queries[q] for q in sorted(queries) if q in qrels][:count]
+
+
+def run_live(args: argparse.Namespace) -> None:
+    from bench.live import headline, measure_live
+
+    docs, _, _ = load_vaswani(args.dataset)
+    queries = judged_queries(args.dataset, args.queries)
+    for tier in args.tiers.split(","):
+        result = measure_live(args.data, tier, args, docs, queries)
+        result["machine"] = machine()
+        path = args.out / f"live-{tier}.json"
+        path.write_text(json.dumps(result, indent=1))
+        print(json.dumps(headline(result)), flush=True)
+        if args.peers:
+            from bench.peers import compare_live
+
+            result["peers"] = compare_live(args.data, tier, args.peers.split(","), result)
+            path.write_text(json.dumps(result, indent=1))
+        print(f"wrote {path}")
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.live:
+        run_live(args)
+        return
     if args.ingest:
         from app.embeddings.dense import MiniLMEncoder
         from bench import embedding
@@ -119,4 +167,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    # Stopped with SIGTERM, the run still stops the services and the stub it started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     main()

@@ -23,7 +23,7 @@ from bench.prepare import COLLECTION
 
 BENCH_KEY = "bench-user-key"
 QUALITY_KEY = "bench-quality-key"
-ADMIN_KEY = "bench-admin-key"  # scope index: backups through the service (bench.backup)
+INDEX_KEY = "bench-index-key"  # scope index: writes documents (bench.live), backups (bench.backup)
 YEAR = 365 * 86_400
 
 
@@ -48,27 +48,107 @@ def scenarios() -> dict[str, dict[str, Any]]:
     }
 
 
+@dataclass(frozen=True)
+class ProcessMemory:
+    pid: int
+    role: str  # http (the `serve` process), engine, rebuild (an engine optimizing a copy)
+    rss_mib: float
+    peak_rss_mib: float
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of `pid` (of every thread: the engine supervisor thread starts them)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def process_tree(pid: int) -> list[int]:
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        todo += _children(current)
+    return tree
+
+
+def _engine_started(pid: int) -> int | None:
+    """When an engine process started (clock ticks after boot); None: not one, or gone."""
+    try:
+        if b"app.store.engine" not in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
+            return None
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except OSError:
+        return None
+
+
+def _roles(root: int) -> dict[int, str]:
+    """`http` for `serve` (and any other child), `engine` for the engine process started first,
+    `rebuild` for one started after it (a rebuild, until its handover: it then serves, and
+    the old one exits)."""
+    tree = process_tree(root)
+    ticks = {pid: _engine_started(pid) for pid in tree if pid != root}
+    started = {pid: tick for pid, tick in ticks.items() if tick is not None}
+    engines = sorted(started, key=lambda pid: started[pid])
+    roles = dict.fromkeys(tree, "http")
+    roles.update((pid, "rebuild" if n else "engine") for n, pid in enumerate(engines))
+    return roles
+
+
+def process_memory(root: int) -> list[ProcessMemory]:
+    """RSS of the service's processes: `serve` and its engine children."""
+    found = []
+    for pid, role in _roles(root).items():
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:  # exited meanwhile
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if "VmRSS" not in fields:  # exited, not reaped yet
+            continue
+        rss, peak = (round(int(fields[key].split()[0]) / 1024, 1) for key in ("VmRSS", "VmHWM"))
+        found.append(ProcessMemory(pid, role, rss, peak))
+    return found
+
+
+def memory_by_role(root: int) -> dict[str, Any]:
+    """`rss_mib` over all the service's processes, and per role (the sum of its processes)."""
+    processes = process_memory(root)
+    by_role: dict[str, Any] = {}
+    for p in processes:
+        row = by_role.setdefault(p.role, {"processes": 0, "rss_mib": 0.0, "peak_rss_mib": 0.0})
+        row["processes"] += 1
+        row["rss_mib"] = round(row["rss_mib"] + p.rss_mib, 1)
+        row["peak_rss_mib"] = round(row["peak_rss_mib"] + p.peak_rss_mib, 1)
+    return {
+        "rss_mib": round(sum(p.rss_mib for p in processes), 1),
+        "peak_rss_mib": round(sum(p.peak_rss_mib for p in processes), 1),
+        "by_role": by_role,
+    }
+
+
 @dataclass
 class Service:
     base: str
     process: subprocess.Popen[bytes]
     cold_start_s: float
     settled_s: float  # from start until the background loads after /readyz are done
+    log: Path  # its stderr (and its engine processes')
 
-    def memory_mib(self) -> dict[str, float]:
-        status = Path(f"/proc/{self.process.pid}/status").read_text()
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        return {
-            name: round(int(fields[key].split()[0]) / 1024, 1)
-            for name, key in (("rss_mib", "VmRSS"), ("peak_rss_mib", "VmHWM"))
-        }
+    def memory_mib(self) -> dict[str, Any]:
+        """RSS now and each process's peak, summed over `serve` and its engine processes."""
+        return memory_by_role(self.process.pid)
 
 
 def write_keys(path: Path) -> Path:
     keys = {
         BENCH_KEY: {"sub": BENCH_USER, "groups": [BENCH_GROUP], "scope": "search"},
         QUALITY_KEY: {"sub": "quality", "groups": [QUALITY_GROUP], "scope": "search"},
-        ADMIN_KEY: {"sub": "admin", "scope": "index"},
+        INDEX_KEY: {"sub": "bench-loader", "groups": [], "scope": "index"},
     }
     path.write_text(json.dumps(keys))
     return path
@@ -76,12 +156,18 @@ def write_keys(path: Path) -> Path:
 
 @contextmanager
 def running_service(
-    data_dir: Path, timeout: float = 600, settings: dict[str, str] | None = None
+    data_dir: Path,
+    timeout: float = 600,
+    settings: dict[str, str] | None = None,
+    wait_idle: bool = True,
 ) -> Iterator[Service]:
-    """`settings`: more SEARCH_* variables for this run."""
+    """`serve` on a free port; yields once /readyz answers (and, with `wait_idle`, once its
+    background loads are done). `settings`: more SEARCH_* variables for this run (an embedding
+    server: SEARCH_EMBEDDING_URL, never inherited from this environment)."""
     port = free_port()
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
     keys = write_keys(data_dir.parent / "keys.json")
-    env = os.environ | {
+    env = {k: v for k, v in os.environ.items() if k != "SEARCH_EMBEDDING_URL"} | {
         "SEARCH_DATA_DIR": str(data_dir),
         "SEARCH_COLLECTION": COLLECTION,
         "SEARCH_API_KEYS_FILE": str(keys),
@@ -100,8 +186,9 @@ def running_service(
         )
     try:
         cold = wait_ready(base, process, started, timeout, log)
-        _wait_idle(process.pid, timeout)
-        yield Service(base, process, cold, time.perf_counter() - started)
+        if wait_idle:
+            _wait_idle(process.pid, timeout)
+        yield Service(base, process, cold, time.perf_counter() - started, log)
     finally:
         process.terminate()
         try:
@@ -131,20 +218,33 @@ def wait_ready(
     raise RuntimeError("service did not become ready")
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+def _cpu_seconds(root: int) -> dict[int, float]:
+    """CPU seconds (user + system) of each of the service's processes."""
+    seconds = {}
+    for pid in process_tree(root):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return seconds
+
+
+def _used_since(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds the service's processes used between two readings (a new one: all of it)."""
+    return sum(value - before.get(pid, 0.0) for pid, value in after.items())
 
 
 def _wait_idle(pid: int, timeout: float, window: float = 1.0) -> None:
-    """Until the service uses under 5 % of a core for `window` s: what it loads in the
-    background after /readyz (the facet index) is done, and searches are measured alone."""
+    """Until the service (`serve` and its engine processes) uses under 5 % of a core for
+    `window` s: what it loads in the background after /readyz (the facet index) is done, and
+    searches are measured alone."""
     deadline = time.perf_counter() + timeout
     before = _cpu_seconds(pid)
     while time.perf_counter() < deadline:
         time.sleep(window)
         after = _cpu_seconds(pid)
-        if after - before < 0.05 * window:
+        if _used_since(before, after) < 0.05 * window:
             return
         before = after
 

@@ -12,9 +12,11 @@ PEERS = ("lancedb", "pgvector", "qdrant-local")
 LOCAL_MODE_MAX_POINTS = 12_000  # qdrant-client local mode is pure Python: ~1 s a query at 10k
 
 
-def run_engine(root: Path, tier: str, engine: str, queries: int) -> dict[str, Any]:
+def run_engine(
+    root: Path, tier: str, engine: str, queries: int, live: bool = False
+) -> dict[str, Any]:
     command = [sys.executable, "-m", "bench.peers.measure", "--engine", engine, "--tier", tier]
-    command += ["--data", str(root), "--queries", str(queries)]
+    command += ["--data", str(root), "--queries", str(queries)] + (["--live"] if live else [])
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         return {"engine": engine, "error": done.stderr[-1500:]}
@@ -33,7 +35,26 @@ def compare(root: Path, tier: str, names: list[str], ours_http: dict[str, Any]) 
         if name == "qdrant-local" and points > LOCAL_MODE_MAX_POINTS:
             continue
         engines[name] = run_engine(root, tier, name, 10 if name == "qdrant-local" else queries)
-    http = _median_latency(ours_http)
+    ratios(engines, _median_latency(ours_http))
+    return engines
+
+
+def compare_live(root: Path, tier: str, names: list[str], live: dict[str, Any]) -> dict[str, Any]:
+    """The peers fed batch by batch (bench.peers.engines' live classes) with the tier's points
+    and the trickle's, against ours as the live benchmark left its data directory; end to end
+    against our HTTP p50 after the restart (the local model, the same data directory)."""
+    queries = int(live["queries"])
+    engines = {"ours": run_engine(root, tier, "ours", queries, live=True)}
+    for name in names:
+        if name != "qdrant-local":  # not a live store: pure Python, 11k at most
+            engines[name] = run_engine(root, tier, name, queries, live=True)
+    http = {name: {"p50": row["p50"]} for name, row in live["restart"]["latency"].items()}
+    ratios(engines, http)
+    return engines
+
+
+def ratios(engines: dict[str, Any], http: dict[str, dict[str, float]]) -> None:
+    """Each peer scenario's engine-side and end-to-end ratio to ours."""
     ours = engines["ours"].get("scenarios", {})
     for name, result in engines.items():
         if name == "ours" or "scenarios" not in result:
@@ -44,7 +65,6 @@ def compare(root: Path, tier: str, names: list[str], ours_http: dict[str, Any]) 
             row["engine_ratio"] = round(row["p50"] / ours[scenario]["p50"], 2)
             swapped = http[scenario]["p50"] - ours[scenario]["p50"] + row["p50"]
             row["end_to_end_ratio"] = round(swapped / http[scenario]["p50"], 2)
-    return engines
 
 
 def _median_latency(result: dict[str, Any]) -> dict[str, dict[str, float]]:

@@ -78,6 +78,17 @@ def mark_built(work: Path, points: int, seconds: float) -> None:
     (work / BUILT).write_text(json.dumps({"points": points, "build_s": round(seconds, 1)}))
 
 
+INDEXES = (
+    "CREATE INDEX ON chunks USING hnsw (embedding vector_cosine_ops)",
+    "CREATE INDEX ON chunks USING gin (tsv)",
+    "CREATE INDEX ON chunks USING gin (readers)",
+    "CREATE INDEX ON chunks USING gin (folders)",
+    "CREATE INDEX ON chunks USING gin (tags)",
+    "CREATE INDEX ON chunks (modified_at)",
+    "CREATE INDEX ON chunks (category)",
+)
+
+
 def _sql_list(values: tuple[str, ...] | list[str]) -> str:
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
 
@@ -165,11 +176,19 @@ class LanceDB:
 
     def _build(self, work: Path, points: list[dict[str, Any]], vectors: np.ndarray) -> Any:
         import lancedb
-        import pyarrow as pa
 
         shutil.rmtree(work, ignore_errors=True)
-        db = lancedb.connect(str(work))
-        table = pa.table(
+        created = lancedb.connect(str(work)).create_table("chunks", self.rows(points, vectors))
+        self.index_columns(created)
+        if self.indexed:
+            self.index_vectors(created)
+        return created
+
+    @staticmethod
+    def rows(points: list[dict[str, Any]], vectors: np.ndarray) -> Any:
+        import pyarrow as pa
+
+        return pa.table(
             {
                 "id": [p["id"] for p in points],
                 "vector": pa.FixedSizeListArray.from_arrays(
@@ -183,15 +202,18 @@ class LanceDB:
                 "tags": [p["tags"] for p in points],
             }
         )
-        created = db.create_table("chunks", table)
-        created.create_fts_index("text")
+
+    @staticmethod
+    def index_columns(table: Any) -> None:
+        table.create_fts_index("text")
         for column in ("modified_at", "category"):
-            created.create_scalar_index(column)
+            table.create_scalar_index(column)
         for column in ("readers", "folders", "tags"):
-            created.create_scalar_index(column, index_type="LABEL_LIST")
-        if self.indexed:
-            created.create_index(metric="cosine", index_type="IVF_HNSW_SQ")
-        return created
+            table.create_scalar_index(column, index_type="LABEL_LIST")
+
+    @staticmethod
+    def index_vectors(table: Any) -> None:
+        table.create_index(metric="cosine", index_type="IVF_HNSW_SQ")
 
     @staticmethod
     def sql(where: Where) -> str:
@@ -275,6 +297,13 @@ class Pgvector:
             " tsv tsvector, readers text[], modified_at bigint, category text, folders text[],"
             " tags text[])"
         )
+        self.copy_rows(points, vectors)
+        self.conn.execute("UPDATE chunks SET tsv = to_tsvector('english', body)")
+        self.conn.execute("SET maintenance_work_mem = '2GB'")  # the HNSW graph built in memory
+        for sql in (*INDEXES, "VACUUM ANALYZE chunks"):
+            self.conn.execute(sql)
+
+    def copy_rows(self, points: list[dict[str, Any]], vectors: np.ndarray) -> None:
         with (
             self.conn.cursor() as cur,
             cur.copy(
@@ -290,19 +319,6 @@ class Pgvector:
                         p["category"], p["folders"], p["tags"],
                     )
                 )  # fmt: skip
-        self.conn.execute("UPDATE chunks SET tsv = to_tsvector('english', body)")
-        for sql in (
-            "SET maintenance_work_mem = '2GB'",  # the HNSW graph is built in memory
-            "CREATE INDEX ON chunks USING hnsw (embedding vector_cosine_ops)",
-            "CREATE INDEX ON chunks USING gin (tsv)",
-            "CREATE INDEX ON chunks USING gin (readers)",
-            "CREATE INDEX ON chunks USING gin (folders)",
-            "CREATE INDEX ON chunks USING gin (tags)",
-            "CREATE INDEX ON chunks (modified_at)",
-            "CREATE INDEX ON chunks (category)",
-            "VACUUM ANALYZE chunks",
-        ):
-            self.conn.execute(sql)
 
     @staticmethod
     def sql(where: Where) -> tuple[str, list[Any]]:
@@ -351,6 +367,65 @@ class Pgvector:
     def close(self) -> None:
         self.conn.close()
         self.server.cleanup()
+
+
+LIVE_BATCH = 256  # points a write, as documents arrive over HTTP
+LANCEDB_OPTIMIZE_EVERY = 40 * LIVE_BATCH  # ~10k rows, as our HNSW threshold
+
+
+class LanceDBLive(LanceDB):
+    """LanceDB fed as documents arrive: appended LIVE_BATCH rows at a time; the FTS and scalar
+    indexes created on the first batch, the vector index once 50k rows are in (as LanceDB
+    below), and `optimize()` every LANCEDB_OPTIMIZE_EVERY rows: compaction, and the rows added
+    since folded into every index (LanceDB's documented incremental indexing). Rows added
+    since the last optimize are searched by flat scan, as LanceDB documents. `build_s` is the
+    whole feed, indexing included."""
+
+    name = "LanceDB (live)"
+
+    def _build(self, work: Path, points: list[dict[str, Any]], vectors: np.ndarray) -> Any:
+        import lancedb
+
+        shutil.rmtree(work, ignore_errors=True)
+        db = lancedb.connect(str(work))
+        table: Any = None
+        vectors_indexed = False
+        for start in range(0, len(points), LIVE_BATCH):
+            rows = self.rows(
+                points[start : start + LIVE_BATCH], vectors[start : start + LIVE_BATCH]
+            )
+            if table is None:
+                table = db.create_table("chunks", rows)
+                self.index_columns(table)
+                continue
+            table.add(rows)
+            added = start + len(rows)
+            if self.indexed and not vectors_indexed and added >= 50_000:
+                self.index_vectors(table)
+                vectors_indexed = True
+            elif added % LANCEDB_OPTIMIZE_EVERY < LIVE_BATCH:
+                table.optimize()
+        return table
+
+
+class PgvectorLive(Pgvector):
+    """PostgreSQL + pgvector fed as documents arrive: the HNSW and GIN indexes created on the
+    empty table and maintained by every insert, `tsv` a generated column, LIVE_BATCH rows a
+    transaction (COPY); ANALYZE at the end, as autovacuum would. `build_s` is the whole feed."""
+
+    name = "PostgreSQL + pgvector (live)"
+
+    def _build(self, points: list[dict[str, Any]], vectors: np.ndarray) -> None:
+        self.conn.execute(
+            "CREATE TABLE chunks (id text PRIMARY KEY, embedding vector(384), body text,"
+            " tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', body)) STORED,"
+            " readers text[], modified_at bigint, category text, folders text[], tags text[])"
+        )
+        for sql in INDEXES:
+            self.conn.execute(sql)
+        for start in range(0, len(points), LIVE_BATCH):
+            self.copy_rows(points[start : start + LIVE_BATCH], vectors[start : start + LIVE_BATCH])
+        self.conn.execute("ANALYZE chunks")
 
 
 class QdrantLocal:

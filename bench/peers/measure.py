@@ -5,6 +5,7 @@ result against the filter oracle, measure dense recall@10 against an exact scan.
 
 import argparse
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -13,7 +14,16 @@ from typing import Any
 import numpy as np
 
 from bench.corpus import load_vaswani
-from bench.peers.engines import Engine, LanceDB, Ours, Pgvector, QdrantLocal, Where
+from bench.peers.engines import (
+    Engine,
+    LanceDB,
+    LanceDBLive,
+    Ours,
+    Pgvector,
+    PgvectorLive,
+    QdrantLocal,
+    Where,
+)
 from bench.prepare import model_encoder, read_peer_files, tier_dir
 from bench.service import scenarios
 
@@ -24,14 +34,24 @@ HYBRID_SCENARIOS = [
 ]
 
 
-def open_engine(name: str, out: Path, points: list[dict[str, Any]], vectors: np.ndarray) -> Engine:
+def open_engine(
+    name: str, out: Path, points: list[dict[str, Any]], vectors: np.ndarray, live: bool = False
+) -> Engine:
     if name == "ours":
         from app.store.edge import EdgeStore
+        from bench.live import live_data_dir
         from bench.prepare import COLLECTION
 
-        return Ours(EdgeStore(out / "data", COLLECTION, facet_index=False))
+        data = live_data_dir(out) if live else out / "data"
+        if not data.exists():  # opening would make an empty index
+            raise SystemExit(f"no data directory at {data}")
+        return Ours(EdgeStore(data, COLLECTION, facet_index=False))
+    if name == "lancedb" and live:
+        return LanceDBLive(out / "peers" / "lancedb-live", points, vectors)
     if name == "lancedb":
         return LanceDB(out / "peers" / "lancedb", points, vectors)
+    if name == "pgvector" and live:
+        return PgvectorLive(out / "peers" / "pgvector-live", points, vectors)
     if name == "pgvector":
         return Pgvector(out / "peers" / "pgvector", points, vectors)
     if name == "qdrant-local":
@@ -83,19 +103,24 @@ def main() -> None:
     parser.add_argument("--tier", required=True)
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1] / ".data")
     parser.add_argument("--queries", type=int, default=93)
+    parser.add_argument("--live", action="store_true", help="fed batch by batch (bench.live)")
     args = parser.parse_args()
     out = tier_dir(args.data, args.tier)
     points, vectors = read_peer_files(out)
+    if args.live:  # the live index also holds the trickle's documents, sent after the tier
+        more, more_vectors = read_peer_files(out, "trickle")
+        points, vectors = points + more, np.concatenate([vectors, more_vectors])
     _, queries, qrels = load_vaswani()
     texts = [queries[q] for q in sorted(queries) if q in qrels][: args.queries]
-    prepared = json.loads((out / "prepared.json").read_text())
+    prepared = json.loads((out / ("live.json" if args.live else "prepared.json")).read_text())
     hashing = prepared["encoder"] != model_encoder(args.data / "cache", hashing=False).name
     encoder = model_encoder(args.data / "cache", hashing=hashing)
     query_vectors = encoder.encode_array(texts)
     encoder.save()
     started = time.perf_counter()
-    engine = open_engine(args.engine, out, points, vectors)
+    engine = open_engine(args.engine, out, points, vectors, args.live)
     load_s = time.perf_counter() - started
+    build_s = getattr(engine, "build_s", None)  # a kept index: its first build (live: the feed)
     try:
         scenario_results = measure(engine, points, vectors, texts, query_vectors)
     finally:
@@ -106,9 +131,11 @@ def main() -> None:
                 "engine": engine.name,
                 "points": len(points),
                 "load_s": round(load_s, 1),
-                "build_s": getattr(engine, "build_s", None),  # a kept index: its first build
+                "build_s": build_s,
+                "ingest_points_per_s": round(len(points) / build_s) if build_s else None,
                 "queries": len(texts),
                 "scenarios": scenario_results,
+                "load_average": [round(x, 2) for x in os.getloadavg()],  # when it finished
             }
         )
     )
