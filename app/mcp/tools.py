@@ -27,7 +27,7 @@ from app.mcp.render import render_document, render_facets, render_hits, render_s
 from app.search.algorithms import Algorithm, FusionMethod
 from app.search.documents import DocumentReader
 from app.search.models import MAX_QUERY_CHARS, ChunkContextParams, SearchBody
-from app.search.service import Granularity
+from app.search.service import Granularity, SortOrder
 from app.state import AppState, Services
 from app.status import StatusResponse
 from app.store.fields import doc_key
@@ -206,6 +206,13 @@ def register_tools(server: MCPServer[Any], state: AppState) -> None:
                 " (see the description); 0 keeps everything.",
             ),
         ] = 0.0,
+        sort: Annotated[
+            SortOrder | None,
+            Field(
+                description="relevance (default with a query), newest or oldest (by the"
+                " modified date; default when browsing): a date sort orders every match."
+            ),
+        ] = None,
         doc_types: DocTypes = None,
         modified_after: DateArg = None,
         modified_before: DateArg = None,
@@ -237,6 +244,7 @@ def register_tools(server: MCPServer[Any], state: AppState) -> None:
             "fusion": fusion,
             "granularity": granularity,
             "score_threshold": score_threshold,
+            "sort": sort,
             "doc_types": doc_types,
             "modified_after": modified_after,
             "modified_before": modified_before,

@@ -260,12 +260,18 @@ class Hybrid(SearchAlgorithm):
 
 
 class Browse(SearchAlgorithm):
-    """No query text: newest matching documents first (one hit a document: its first chunk)."""
+    """No query text: newest (or oldest) matching documents first (one hit a document: its
+    first chunk)."""
 
     per_document = True
 
+    def __init__(self, store: Store, oldest: bool = False) -> None:
+        super().__init__(store)
+        self.oldest = oldest
+
     def ordered(self, hits: list[Hit]) -> list[Hit]:
-        return sorted(hits, key=lambda hit: (-int(hit.payload[fields.MODIFIED_AT]), hit.id))
+        sign = 1 if self.oldest else -1
+        return sorted(hits, key=lambda hit: (sign * int(hit.payload[fields.MODIFIED_AT]), hit.id))
 
     def _candidates(
         self,
@@ -275,9 +281,10 @@ class Browse(SearchAlgorithm):
         score_threshold: float | None,
         payload_keys: Sequence[str],
     ) -> list[Hit]:
+        direction = models.Direction.ASC if self.oldest else models.Direction.DESC
         return self.store.query(
             query=models.OrderByQuery(
-                order_by=models.OrderBy(key=fields.MODIFIED_AT, direction=models.Direction.DESC)
+                order_by=models.OrderBy(key=fields.MODIFIED_AT, direction=direction)
             ),
             filter=where,
             limit=depth,

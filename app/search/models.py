@@ -2,7 +2,7 @@
 it) and `GET /viz/search` parse into one SearchQuery; the responses are built from its outcome.
 The contract is docs/api.md; the Astrolabe dialect is docs/astrolabe.md."""
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
@@ -18,12 +18,23 @@ from app.search.service import (
     Relevance,
     SearchOutcome,
     SearchQuery,
+    SortOrder,
 )
 from app.store import fields
 from app.store.base import Hit
 
 MAX_QUERY_CHARS = 10_000
 MAX_OFFSET = 10_000
+
+Sort = Annotated[
+    SortOrder | None,
+    Field(
+        description="relevance (the default with a query) | newest | oldest (by modified_at;"
+        " the default when browsing, where relevance means newest). A date sort orders the whole"
+        " result set under the filters and relevance floors before paging; equal dates by"
+        " relevance, then by document id."
+    ),
+]
 
 
 class SearchBody(FilterFields):
@@ -86,6 +97,7 @@ class SearchBody(FilterFields):
         description="Minimum score, on the algorithm's own scale.",
     )
     include_facets: StrictBool = Field(default=False, description="Counts for the filter chips.")
+    sort: Sort = None
     # The Astrolabe app's fields (docs/astrolabe.md): declared, so they are known, not ignored.
     include_chunks: StrictBool = Field(default=True, description="false: excerpts are empty.")
     include_pca: StrictBool = Field(
@@ -134,6 +146,7 @@ class VizParams(FilterParams):
     granularity: Granularity = Granularity.CHUNK
     score_threshold: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     include_facets: bool = False
+    sort: Sort = None
 
     def to_query(self) -> SearchQuery:
         return search_query(self, self.filters().to_spec())
@@ -163,6 +176,7 @@ def search_query(
         spec=spec,
         include_facets=asked.include_facets,
         min_relevance=min_relevance,
+        sort=asked.sort,
     )
 
 
@@ -264,6 +278,7 @@ class SearchResponse(BaseModel):
     )
     fusion: Literal["rrf", "dbsf", "convex"]
     granularity: Literal["chunk", "document"]
+    sort: SortOrder = Field(description="The sort applied (the request's, or its default).")
     results: list[SearchResult]
     total_found: int = Field(
         description="Results matching the query and filters for this user, at least as many as"
@@ -307,6 +322,7 @@ class SearchResponse(BaseModel):
             "algorithm_used": query.algorithm.value,
             "fusion": query.fusion.value,
             "granularity": query.granularity.value,
+            "sort": query.order.value,
             "results": [
                 SearchResult.of(hit, outcome.relevance.get(hit.id), with_excerpts, links)
                 for hit in outcome.hits
@@ -339,6 +355,7 @@ EXAMPLE_RESPONSE: dict[str, Any] = {
     "algorithm_used": "hybrid",
     "fusion": "rrf",
     "granularity": "chunk",
+    "sort": "relevance",
     "results": [
         {
             "doc_type": "file",

@@ -188,9 +188,9 @@ def test_the_search_schema_carries_the_bounds_of_the_http_request_model(
         2000,
     )
     assert set(properties) == {
-        "query", "limit", "algorithm", "fusion", "granularity", "score_threshold", "doc_types",
-        "modified_after", "modified_before", "path_prefixes", "tags", "tags_all", "categories",
-        "owners", "include_context", "context_chars",
+        "query", "limit", "algorithm", "fusion", "granularity", "score_threshold", "sort",
+        "doc_types", "modified_after", "modified_before", "path_prefixes", "tags", "tags_all",
+        "categories", "owners", "include_context", "context_chars",
     }  # fmt: skip
     assert "strict path prefix" in properties["path_prefixes"]["description"]
     assert "RFC 3339" in properties["modified_after"]["description"]
@@ -220,6 +220,7 @@ SAME_AS_HTTP = {
         "granularity": "document",
         "limit": 15,
     },
+    "newest first": {"query": "budget", "sort": "newest", "limit": 20},
     "bm25 with a threshold": {"query": "kubernetes", "algorithm": "bm25", "score_threshold": 1.0},
     "dbsf, everything at once": {
         "query": "budget",

@@ -100,6 +100,7 @@ def test_response_shape(model_client: TestClient) -> None:
         "algorithm_used",
         "fusion",
         "granularity",
+        "sort",
         "results",
         "total_found",
         "verified_chunk_count",
