@@ -102,7 +102,8 @@ category, best first. Only documents the calling user may read are ever returned
   gives 1 to a result both rankings put first; semantic is the cosine similarity (about 0.2
   weak to 0.8 strong); bm25 is the keyword score over the best one of the answer. `score` is
   the algorithm's own scale. total_found counts the matches for this user (exact when
-  browsing).
+  browsing); strong_found how many of them match well (cosine 0.35 or half the best keyword
+  score; 0: nothing matched well, try other words), and each result says whether it is strong.
 - Use list_facets first to see which doc types, tags, categories, owners and folders exist,
   and get_document to check one document's metadata and status."""
 

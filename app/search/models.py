@@ -26,6 +26,7 @@ from app.store.base import Hit
 MAX_QUERY_CHARS = 10_000
 MAX_OFFSET = 10_000
 
+STRONG_ONLY = "Keep only the strong matches (see strong_found), before paging and counting."
 Sort = Annotated[
     SortOrder | None,
     Field(
@@ -116,6 +117,10 @@ class SearchBody(FilterFields):
         strict=True,
         description="Minimum `relevance` of a result, applied before paging and counting.",
     )
+    strong_only: StrictBool = Field(
+        default=False,
+        description=STRONG_ONLY,
+    )
 
     def to_query(self) -> SearchQuery:
         return search_query(
@@ -147,6 +152,10 @@ class VizParams(FilterParams):
     score_threshold: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     include_facets: bool = False
     sort: Sort = None
+    strong_only: bool = Field(
+        default=False,
+        description=STRONG_ONLY,
+    )
 
     def to_query(self) -> SearchQuery:
         return search_query(self, self.filters().to_spec())
@@ -177,6 +186,7 @@ def search_query(
         include_facets=asked.include_facets,
         min_relevance=min_relevance,
         sort=asked.sort,
+        strong_only=asked.strong_only,
     )
 
 
@@ -223,6 +233,9 @@ class SearchResult(BaseModel):
         description="The document's link (http or https): its own `url`, else one built by"
         " SEARCH_LINK_TEMPLATE_<DOC_TYPE>; null without either."
     )
+    strong: bool | None = Field(
+        description="Whether it is a strong match (see strong_found); null when browsing.",
+    )
 
     @classmethod
     def of(
@@ -231,9 +244,11 @@ class SearchResult(BaseModel):
         relevance: Relevance | None = None,
         with_excerpt: bool = True,
         links: LinkTemplates | None = None,
+        strong: bool | None = None,
     ) -> "SearchResult":
         p = hit.payload
         return cls(
+            strong=strong,
             relevance=None if relevance is None else round(relevance.value, RELEVANCE_DIGITS),
             relevance_source=None if relevance is None else relevance.source,
             doc_type=p[fields.DOC_TYPE],
@@ -287,6 +302,13 @@ class SearchResponse(BaseModel):
         " (every visible chunk, or document with granularity=document, under the filter)."
         " Otherwise (bm25, or a score floor) a lower bound: the candidates the engine returned."
     )
+    strong_found: int | None = Field(
+        description="Of total_found, the strong matches: results whose chunk (with"
+        " granularity=document, any chunk of the document read) has a cosine of at least 0.35"
+        " with the query, or a BM25 score of at least half the search's best (docs/api.md,"
+        " Strong matches). 0 with a query: nothing matched well. Exact unless there are more"
+        " than 1,000 candidates (then a lower bound); null when browsing."
+    )
     verified_chunk_count: int
     dropped_document_count: int
     verification: Literal["ok", "skipped", "degraded"] = Field(
@@ -324,10 +346,17 @@ class SearchResponse(BaseModel):
             "granularity": query.granularity.value,
             "sort": query.order.value,
             "results": [
-                SearchResult.of(hit, outcome.relevance.get(hit.id), with_excerpts, links)
+                SearchResult.of(
+                    hit,
+                    outcome.relevance.get(hit.id),
+                    with_excerpts,
+                    links,
+                    None if outcome.strong is None else hit.id in outcome.strong,
+                )
                 for hit in outcome.hits
             ],
             "total_found": outcome.total_found,
+            "strong_found": outcome.strong_found,
             "verified_chunk_count": outcome.verified_chunk_count,
             "dropped_document_count": outcome.dropped_document_count,
             "verification": outcome.verification.value,
@@ -379,9 +408,11 @@ EXAMPLE_RESPONSE: dict[str, Any] = {
             "page_end": None,
             "page_count": None,
             "url": "https://cloud.example/f/4711",
+            "strong": True,
         }
     ],
     "total_found": 1,
+    "strong_found": 1,
     "verified_chunk_count": 1,
     "dropped_document_count": 0,
     "filters": {

@@ -32,6 +32,7 @@ from app.store.base import Hit, Store
 BASE_DEPTH = 100  # candidates per branch at least: keeps ranks stable from page to page
 MAX_DEPTH = 40_000
 DATE_SORT_DEPTH = 1_000  # a date sort reads every match: start deeper, fewer rounds
+STRONG_COUNT_DEPTH = 1_000  # strong matches are counted to this depth at least (else a bound)
 FACET_LIMIT = 100
 
 
@@ -62,6 +63,7 @@ class SearchQuery:
     dense_weight: float | None = None  # hybrid; None: the fusion's default
     feedback: bool = False  # expand the query from its first results (app.search.feedback)
     rerank: bool = False  # reorder the first candidates with the reranker, if one is set
+    strong_only: bool = False  # keep only the strong matches (SearchAlgorithm.strong)
     sort: SortOrder | None = None  # None: relevance for a query, newest when browsing
 
     @property
@@ -110,6 +112,20 @@ class SearchOutcome:
     query_vector: list[float] | None
     relevance: dict[str, Relevance] = field(default_factory=dict)  # by point id; none browsing
     reranked: bool = False
+    strong_found: int | None = None  # None browsing
+    strong: set[str] | None = None  # the page's strong matches, by point id; None browsing
+
+
+@dataclass
+class _Pool:
+    """The ranked results a search read, and which of them are strong matches."""
+
+    ranked: list[Hit]
+    exhausted: bool  # nothing more can qualify
+    strong: Callable[[Hit], bool] | None = None  # None: browsing
+
+    def strong_found(self, ranked: list[Hit]) -> int | None:
+        return None if self.strong is None else sum(map(self.strong, ranked))
 
 
 @dataclass
@@ -246,9 +262,8 @@ class SearchService:
         wanted = query.offset + query.limit
         if reranker is not None:  # every candidate it may bring up is verified
             wanted = max(wanted, reranker.top_n)
-        ranked, exhausted = self._fill_page(
-            algorithm, encoded, principal, where, query, verification, wanted
-        )
+        pool = self._fill_page(algorithm, encoded, principal, where, query, verification, wanted)
+        ranked, exhausted = pool.ranked, pool.exhausted
         reranking = _Rerank(ranked, relevance_of(algorithm, ranked))
         if reranker is not None:
             reranking = self._rerank(reranker, query, reranking, verification.budget)
@@ -283,6 +298,8 @@ class SearchService:
             query_vector=encoded.dense,
             relevance=reranking.relevance,
             reranked=reranking.reranked,
+            strong_found=pool.strong_found(ranked),
+            strong=None if pool.strong is None else {hit.id for hit in page if pool.strong(hit)},
         )
         if self.observer is not None:
             self.observer(query, outcome)
@@ -330,7 +347,7 @@ class SearchService:
         query: SearchQuery,
         verification: _Verification,
         wanted: int,
-    ) -> tuple[list[Hit], bool]:
+    ) -> _Pool:
         """Deepen the candidate pool until `wanted` results survive grouping, the relevance
         floor and verification, or the engine has nothing more: a selective filter never
         under-fills. Documents verification dropped leave the engine's filter too (so query
@@ -358,6 +375,10 @@ class SearchService:
                 payload_keys=keys,
             )
             exhausted = len(hits) < depth
+            strong = self._strong_test(algorithm, hits, query.granularity)
+            if query.strong_only and strong is not None and algorithm.strong is not None:
+                hits = [hit for hit in hits if strong(hit)]
+                exhausted = exhausted or algorithm.strong.complete
             ranked = self._rank(algorithm.ordered(hits), query.granularity, verification)
             floored = at_least(algorithm, ranked, query.min_relevance)
             # Below the floor here, below it deeper too: nothing more can qualify.
@@ -365,10 +386,26 @@ class SearchService:
             ranked = sorted_by_date(floored, query.order) if query.by_date else floored
             if self._verify(principal, ranked, wanted, verification):
                 continue  # some were dropped: rank again without them
-            filled = len(ranked) >= wanted and not query.by_date
+            # Filled: the page, every strong match (to a depth), every match for a date sort.
+            counted = algorithm.strong is None or algorithm.strong.complete
+            counted = counted or depth >= STRONG_COUNT_DEPTH
+            filled = len(ranked) >= wanted and counted and not query.by_date
             if filled or exhausted or depth >= MAX_DEPTH:
-                return ranked, exhausted
+                return _Pool(ranked, exhausted, strong)
             depth = min(MAX_DEPTH, depth * 2)
+
+    def _strong_test(
+        self, algorithm: SearchAlgorithm, hits: list[Hit], granularity: Granularity
+    ) -> Callable[[Hit], bool] | None:
+        """Whether a result is a strong match: its chunk is one, or, a result standing for its
+        document, any chunk of the document read is one."""
+        if algorithm.strong is None:
+            return None
+        ids = algorithm.strong.ids
+        if granularity is Granularity.CHUNK:
+            return lambda hit: hit.id in ids
+        documents = {doc_ref(hit) for hit in self._with_keys(hits) if hit.id in ids}
+        return lambda hit: doc_ref(hit) in documents
 
     def _with_payloads(self, page: list[Hit]) -> list[Hit]:
         """The page's hits with their whole payloads (candidates carry CANDIDATE_KEYS only);

@@ -270,6 +270,10 @@ def test_the_text_rendering_lists_the_hits(service: Service) -> None:
     assert text.type == "text"
     lines = text.text.splitlines()
     assert lines[0].startswith("3 results for 'pasta recipe with garlic'")
+    strong = _structured(result)["strong_found"]
+    assert strong > 0 and f"{strong} of them strong matches" in lines[0]
+    nonsense = service.call("search", {"query": "zzqxqv nonexistentword"}).content[0]
+    assert nonsense.type == "text" and "none matching well" in nonsense.text.splitlines()[0]
     for rank, hit in enumerate(_structured(result)["results"], 1):
         assert any(
             line.startswith(f"{rank}. {hit['title']} [{hit['doc_type']} {hit['doc_id']}]")

@@ -103,6 +103,7 @@ def test_response_shape(model_client: TestClient) -> None:
         "sort",
         "results",
         "total_found",
+        "strong_found",
         "verified_chunk_count",
         "dropped_document_count",
         "verification",
