@@ -153,3 +153,10 @@ def enter(page: Page, selector: str) -> Callable[[], None]:
 
 def viz_requests(watched: Watched) -> int:
     return sum("/viz/search" in url for url in watched.requests)
+
+
+def typed(page: Page, text: str) -> None:
+    """Type `text` into the focused box and wait until the search it makes has been shown."""
+    page.keyboard.type(text)
+    page.wait_for_timeout(100)  # past the typing wait
+    page.wait_for_function("() => document.getElementById('app').dataset.idle === 'true'")

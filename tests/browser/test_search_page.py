@@ -21,6 +21,7 @@ from tests.browser.conftest import (
     rendered,
     result_docs,
     searched,
+    typed,
     url_params,
     viz_requests,
     wait_search,
@@ -88,7 +89,7 @@ def test_each_kind_of_chip_is_added_and_removed(opened: Callable[..., Watched]) 
         page.fill(field, day)
         searched(page, enter(page, field))
     page.click("#q")  # notes carry categories, files none: this one is typed, not picked
-    searched(page, lambda: page.keyboard.type("category:Work "))
+    typed(page, "category:Work ")
     expected = [
         "type: file", f"in: {folder}", "tag: review", "category: Work", "owner: alice",
         "after: 2024-01-01", "before: 2026-12-31",
@@ -138,9 +139,9 @@ def test_operators_typed_into_the_box_become_chips(opened: Callable[..., Watched
     watched = opened("/viz")
     page = watched.page
     page.click("#q")
-    page.keyboard.type("budget ")
-    searched(page, lambda: page.keyboard.type("type:file "))
-    searched(page, lambda: page.keyboard.type('in:"/Projects-old" '))
+    typed(page, "budget ")
+    typed(page, "type:file ")
+    typed(page, 'in:"/Projects-old" ')
     assert chips(page) == ["type: file", "in: /Projects-old"]
     assert page.input_value("#q").strip() == "budget"
     searched(page, lambda: page.press("#q", "Enter"))

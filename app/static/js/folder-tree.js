@@ -16,6 +16,7 @@ export class FolderTree {
     this.token = "";
     this.generation = 0;
     this.current = null; // the folder holding the tree's one Tab stop
+    this.shownSelected = null; // the selection the tree shows
     $("folder-tree").addEventListener("keydown", (e) => this.onKey(e));
     $("folder-tree").addEventListener("focusin", (e) => {
       const li = e.target.closest('[role="treeitem"]');
@@ -45,7 +46,8 @@ export class FolderTree {
     this.selected = selected;
     const unchanged = token === this.shownFor && filterParams === this.filterParams;
     if (unchanged && Array.isArray(this.children.get("/"))) {
-      this.render(); // same counts: only the selection may have changed
+      const picked = selected.join("\n");
+      if (picked !== this.shownSelected) this.render(); // same counts, another selection
       return;
     }
     const generation = ++this.generation;
@@ -80,6 +82,7 @@ export class FolderTree {
   }
 
   render() {
+    this.shownSelected = this.selected.join("\n");
     const root = $("folder-tree");
     rerender(root, () => this.fill(root));
     this.items();
