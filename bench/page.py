@@ -6,6 +6,8 @@ machine); and the README's screenshots.
 
     python -m bench.page [--rounds 5] [--baseline 8d6e2a6] [--screenshots docs/screenshots]
 
+(`--rounds 0`: the screenshots only.)
+
 Loads the demo into a temporary directory and starts `serve --dev` (or uses ASTROLABE_DEMO=
 "<base URL> <token>" for a demo already running). Results: bench/results/page.json."""
 
@@ -190,9 +192,10 @@ def main() -> None:
         sync_playwright() as playwright,
     ):
         browser = launch_chromium(playwright)
-        result = measure(browser, server, args.rounds, args.baseline)
-        RESULTS.write_text(json.dumps(result, indent=1) + "\n")
-        print(json.dumps(result, indent=1))
+        if args.rounds > 0:  # 0: the screenshots only
+            result = measure(browser, server, args.rounds, args.baseline)
+            RESULTS.write_text(json.dumps(result, indent=1) + "\n")
+            print(json.dumps(result, indent=1))
         if args.screenshots:
             screenshots(browser, server, args.screenshots)
             print(f"screenshots written to {args.screenshots}")
