@@ -306,8 +306,9 @@ class SearchResponse(BaseModel):
         description="Of total_found, the strong matches: results whose chunk (with"
         " granularity=document, any chunk of the document read) has a cosine of at least 0.35"
         " with the query, or a BM25 score of at least half the search's best (docs/api.md,"
-        " Strong matches). 0 with a query: nothing matched well. Exact unless there are more"
-        " than 1,000 candidates (then a lower bound); null when browsing."
+        " Strong matches). 0 with a query: nothing matched well. Counted among the candidates"
+        " read: exact when they hold every strong match (with strong_only, read for it up to"
+        " 1,000 per branch), else a lower bound; null when browsing."
     )
     verified_chunk_count: int
     dropped_document_count: int

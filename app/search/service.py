@@ -32,7 +32,7 @@ from app.store.base import Hit, Store
 BASE_DEPTH = 100  # candidates per branch at least: keeps ranks stable from page to page
 MAX_DEPTH = 40_000
 DATE_SORT_DEPTH = 1_000  # a date sort reads every match: start deeper, fewer rounds
-STRONG_COUNT_DEPTH = 1_000  # strong matches are counted to this depth at least (else a bound)
+STRONG_COUNT_DEPTH = 1_000  # strong_only counts its matches this deep at least (else a bound)
 FACET_LIMIT = 100
 
 
@@ -386,8 +386,10 @@ class SearchService:
             ranked = sorted_by_date(floored, query.order) if query.by_date else floored
             if self._verify(principal, ranked, wanted, verification):
                 continue  # some were dropped: rank again without them
-            # Filled: the page, every strong match (to a depth), every match for a date sort.
-            counted = algorithm.strong is None or algorithm.strong.complete
+            # Filled: the page; with strong_only every strong match (to a depth: counting them
+            # costs deeper rounds, paid only where asked for); for a date sort every match.
+            found = algorithm.strong
+            counted = not query.strong_only or found is None or found.complete
             counted = counted or depth >= STRONG_COUNT_DEPTH
             filled = len(ranked) >= wanted and counted and not query.by_date
             if filled or exhausted or depth >= MAX_DEPTH:
