@@ -17,12 +17,18 @@ def _short_tail(text: str, chars: int) -> str:
     return flat if len(flat) <= chars else "... " + flat[-chars:].split(" ", 1)[-1]
 
 
+def _strong(strong_found: int | None) -> str:
+    if strong_found is None:
+        return ""
+    return f", {strong_found} of them strong matches" if strong_found else ", none matching well"
+
+
 def render_hits(found: ToolSearchResponse) -> str:
     browse = not found.query.strip()
     what = "newest documents" if browse else f"results for {found.query!r}"
     lines = [
         f"{len(found.results)} {what} ({found.algorithm}, {found.granularity}),"
-        f" {found.total_found} matching in total."
+        f" {found.total_found} matching in total{_strong(found.strong_found)}."
     ]
     for rank, hit in enumerate(found.results, 1):
         where = f" | {hit.file_path}" if hit.file_path else ""

@@ -17,7 +17,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import __version__
-from app.errors import NotReady
+from app.errors import NotReady, error_response
 from app.mcp.gate import BearerGate
 from app.mcp.tools import error_result, invalid_arguments, register_tools
 from app.state import AppState
@@ -76,11 +76,30 @@ def build_server(state: AppState) -> SearchMCP:
     return server
 
 
+class PostOnly:
+    """Only POST reaches the SDK: it would answer a GET with an event stream that never ends
+    (stateless JSON answers have nothing to stream), pinning a connection for as long as the
+    client waits. Like every other 405 of the service, answered before the token is read."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] != "POST":
+            refused = error_response(
+                405, "method_not_allowed", f"{scope['method']} is not served at {PATH}: use POST"
+            )
+            refused.headers["Allow"] = "POST"
+            await refused(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 class McpEndpoint:
     def __init__(self, state: AppState) -> None:
         self.server = build_server(state)
         self._app: ASGIApp | None = None
-        self.asgi = BearerGate(self._serve, state.authenticator)
+        self.asgi = PostOnly(BearerGate(self._serve, state.authenticator))
 
     def mount(self, app: FastAPI) -> None:
         app.router.routes.append(Route(PATH, endpoint=self.asgi, include_in_schema=False))

@@ -27,7 +27,7 @@ from app.mcp.render import render_document, render_facets, render_hits, render_s
 from app.search.algorithms import Algorithm, FusionMethod
 from app.search.documents import DocumentReader
 from app.search.models import MAX_QUERY_CHARS, ChunkContextParams, SearchBody
-from app.search.service import Granularity
+from app.search.service import Granularity, SortOrder
 from app.state import AppState, Services
 from app.status import StatusResponse
 from app.store.fields import doc_key
@@ -102,7 +102,8 @@ category, best first. Only documents the calling user may read are ever returned
   gives 1 to a result both rankings put first; semantic is the cosine similarity (about 0.2
   weak to 0.8 strong); bm25 is the keyword score over the best one of the answer. `score` is
   the algorithm's own scale. total_found counts the matches for this user (exact when
-  browsing).
+  browsing); strong_found how many of them match well (cosine 0.35 or half the best keyword
+  score; 0: nothing matched well, try other words), and each result says whether it is strong.
 - Use list_facets first to see which doc types, tags, categories, owners and folders exist,
   and get_document to check one document's metadata and status."""
 
@@ -206,6 +207,13 @@ def register_tools(server: MCPServer[Any], state: AppState) -> None:
                 " (see the description); 0 keeps everything.",
             ),
         ] = 0.0,
+        sort: Annotated[
+            SortOrder | None,
+            Field(
+                description="relevance (default with a query), newest or oldest (by the"
+                " modified date; default when browsing): a date sort orders every match."
+            ),
+        ] = None,
         doc_types: DocTypes = None,
         modified_after: DateArg = None,
         modified_before: DateArg = None,
@@ -237,6 +245,7 @@ def register_tools(server: MCPServer[Any], state: AppState) -> None:
             "fusion": fusion,
             "granularity": granularity,
             "score_threshold": score_threshold,
+            "sort": sort,
             "doc_types": doc_types,
             "modified_after": modified_after,
             "modified_before": modified_before,

@@ -38,6 +38,34 @@ class RelevanceSource(StrEnum):
     RERANK = "rerank"
 
 
+# A strong match: a chunk whose cosine with the query reaches STRONG_COSINE, or whose BM25
+# score reaches STRONG_BM25_SHARE of the search's best BM25 score (so it shares the query's
+# rarest words). Calibrated by bench.strong_matches (docs/api.md, "Strong matches"): on the
+# demo corpus no nonsense query reaches 0.35 (best 0.28) and every real one does (lowest 0.355);
+# on Vaswani 3 of 50 random-letter queries reach it (best 0.375) and every real query does.
+STRONG_COSINE = 0.35
+STRONG_BM25_SHARE = 0.5
+
+
+@dataclass
+class StrongMatches:
+    """The strong matches among the candidates read, and whether they are all of them (each
+    branch was read down below its floor, or to its end)."""
+
+    ids: set[str]
+    complete: bool
+
+
+def strong_in(hits: list[Hit], floor: float, depth: int) -> StrongMatches:
+    """Of one branch's hits (best first, `depth` asked for)."""
+    ids = {hit.id for hit in hits if hit.score >= floor}
+    return StrongMatches(ids, len(hits) < depth or len(ids) < len(hits))
+
+
+def bm25_floor(hits: list[Hit]) -> float:
+    return STRONG_BM25_SHARE * hits[0].score if hits else 0.0
+
+
 # FusionMethod lives in app.search.fusion; the request models import it from here too.
 __all__ = ["FusionMethod", "RelevanceSource"]
 
@@ -85,6 +113,8 @@ class SearchAlgorithm(ABC):
         self.store = store
         self.feedback = feedback
         self._expanded: tuple[str, Encoded] | None = None  # per filter
+        # Of the last call to `candidates`; None: no query, nothing is a match or not.
+        self.strong: StrongMatches | None = None
 
     def ordered(self, hits: list[Hit]) -> list[Hit]:
         """Best first, equal scores by point id: fusion ties come back in varying order, and
@@ -155,7 +185,7 @@ class Semantic(SearchAlgorithm):
         score_threshold: float | None,
         payload_keys: Sequence[str],
     ) -> list[Hit]:
-        return self.store.query(
+        hits = self.store.query(
             query=models.NearestQuery(nearest=query.dense or []),
             using=DENSE_VECTOR,
             filter=where,
@@ -163,6 +193,8 @@ class Semantic(SearchAlgorithm):
             score_threshold=score_threshold,
             payload_keys=payload_keys,
         )
+        self.strong = strong_in(hits, STRONG_COSINE, depth)
+        return hits
 
 
 class Bm25(SearchAlgorithm):
@@ -183,8 +215,9 @@ class Bm25(SearchAlgorithm):
         payload_keys: Sequence[str],
     ) -> list[Hit]:
         if not query.has_terms or query.sparse is None:
+            self.strong = StrongMatches(set(), complete=True)
             return []  # only stopwords: no term can match
-        return self.store.query(
+        hits = self.store.query(
             query=models.NearestQuery(nearest=query.sparse),
             using=SPARSE_VECTOR,
             filter=where,
@@ -192,6 +225,8 @@ class Bm25(SearchAlgorithm):
             score_threshold=score_threshold,
             payload_keys=payload_keys,
         )
+        self.strong = strong_in(hits, bm25_floor(hits), depth)
+        return hits
 
 
 class Hybrid(SearchAlgorithm):
@@ -229,6 +264,7 @@ class Hybrid(SearchAlgorithm):
     ) -> list[Hit]:
         dense_weight, sparse_weight = self.weights
         branches = []
+        strong = []
         if dense_weight > 0 or not query.has_terms:
             nearest = models.NearestQuery(nearest=query.dense or [])
             hits = self.store.query(
@@ -239,6 +275,7 @@ class Hybrid(SearchAlgorithm):
                 payload_keys=NO_PAYLOAD,
             )
             branches.append(Branch(hits, dense_weight or 1.0, cosine=True))
+            strong.append(strong_in(hits, STRONG_COSINE, depth))
         if sparse_weight > 0 and query.has_terms and query.sparse is not None:
             nearest = models.NearestQuery(nearest=query.sparse)
             hits = self.store.query(
@@ -249,8 +286,16 @@ class Hybrid(SearchAlgorithm):
                 payload_keys=NO_PAYLOAD,
             )
             branches.append(Branch(hits, sparse_weight))
+            strong.append(strong_in(hits, bm25_floor(hits), depth))
         self._best_possible = self.fusion.best_possible(branches)
-        fused = self.ordered(self.fusion.fuse(branches))[:depth]
+        self.strong = StrongMatches(
+            set().union(*(branch.ids for branch in strong)),
+            all(branch.complete for branch in strong),
+        )
+        # The best `depth`, and the strong matches fused below them (in order still), so
+        # that every strong match read is counted.
+        every = self.ordered(self.fusion.fuse(branches))
+        fused = every[:depth] + [hit for hit in every[depth:] if hit.id in self.strong.ids]
         if score_threshold is not None:
             fused = [hit for hit in fused if hit.score >= score_threshold]
         if not payload_keys or not fused:
@@ -260,12 +305,18 @@ class Hybrid(SearchAlgorithm):
 
 
 class Browse(SearchAlgorithm):
-    """No query text: newest matching documents first (one hit a document: its first chunk)."""
+    """No query text: newest (or oldest) matching documents first (one hit a document: its
+    first chunk)."""
 
     per_document = True
 
+    def __init__(self, store: Store, oldest: bool = False) -> None:
+        super().__init__(store)
+        self.oldest = oldest
+
     def ordered(self, hits: list[Hit]) -> list[Hit]:
-        return sorted(hits, key=lambda hit: (-int(hit.payload[fields.MODIFIED_AT]), hit.id))
+        sign = 1 if self.oldest else -1
+        return sorted(hits, key=lambda hit: (sign * int(hit.payload[fields.MODIFIED_AT]), hit.id))
 
     def _candidates(
         self,
@@ -275,9 +326,10 @@ class Browse(SearchAlgorithm):
         score_threshold: float | None,
         payload_keys: Sequence[str],
     ) -> list[Hit]:
+        direction = models.Direction.ASC if self.oldest else models.Direction.DESC
         return self.store.query(
             query=models.OrderByQuery(
-                order_by=models.OrderBy(key=fields.MODIFIED_AT, direction=models.Direction.DESC)
+                order_by=models.OrderBy(key=fields.MODIFIED_AT, direction=direction)
             ),
             filter=where,
             limit=depth,

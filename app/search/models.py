@@ -2,7 +2,7 @@
 it) and `GET /viz/search` parse into one SearchQuery; the responses are built from its outcome.
 The contract is docs/api.md; the Astrolabe dialect is docs/astrolabe.md."""
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
@@ -18,12 +18,24 @@ from app.search.service import (
     Relevance,
     SearchOutcome,
     SearchQuery,
+    SortOrder,
 )
 from app.store import fields
 from app.store.base import Hit
 
 MAX_QUERY_CHARS = 10_000
 MAX_OFFSET = 10_000
+
+STRONG_ONLY = "Keep only the strong matches (see strong_found), before paging and counting."
+Sort = Annotated[
+    SortOrder | None,
+    Field(
+        description="relevance (the default with a query) | newest | oldest (by modified_at;"
+        " the default when browsing, where relevance means newest). A date sort orders the whole"
+        " result set under the filters and relevance floors before paging; equal dates by"
+        " relevance, then by document id."
+    ),
+]
 
 
 class SearchBody(FilterFields):
@@ -86,6 +98,7 @@ class SearchBody(FilterFields):
         description="Minimum score, on the algorithm's own scale.",
     )
     include_facets: StrictBool = Field(default=False, description="Counts for the filter chips.")
+    sort: Sort = None
     # The Astrolabe app's fields (docs/astrolabe.md): declared, so they are known, not ignored.
     include_chunks: StrictBool = Field(default=True, description="false: excerpts are empty.")
     include_pca: StrictBool = Field(
@@ -103,6 +116,10 @@ class SearchBody(FilterFields):
         allow_inf_nan=False,
         strict=True,
         description="Minimum `relevance` of a result, applied before paging and counting.",
+    )
+    strong_only: StrictBool = Field(
+        default=False,
+        description=STRONG_ONLY,
     )
 
     def to_query(self) -> SearchQuery:
@@ -134,6 +151,11 @@ class VizParams(FilterParams):
     granularity: Granularity = Granularity.CHUNK
     score_threshold: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     include_facets: bool = False
+    sort: Sort = None
+    strong_only: bool = Field(
+        default=False,
+        description=STRONG_ONLY,
+    )
 
     def to_query(self) -> SearchQuery:
         return search_query(self, self.filters().to_spec())
@@ -163,6 +185,8 @@ def search_query(
         spec=spec,
         include_facets=asked.include_facets,
         min_relevance=min_relevance,
+        sort=asked.sort,
+        strong_only=asked.strong_only,
     )
 
 
@@ -209,6 +233,9 @@ class SearchResult(BaseModel):
         description="The document's link (http or https): its own `url`, else one built by"
         " SEARCH_LINK_TEMPLATE_<DOC_TYPE>; null without either."
     )
+    strong: bool | None = Field(
+        description="Whether it is a strong match (see strong_found); null when browsing.",
+    )
 
     @classmethod
     def of(
@@ -217,9 +244,11 @@ class SearchResult(BaseModel):
         relevance: Relevance | None = None,
         with_excerpt: bool = True,
         links: LinkTemplates | None = None,
+        strong: bool | None = None,
     ) -> "SearchResult":
         p = hit.payload
         return cls(
+            strong=strong,
             relevance=None if relevance is None else round(relevance.value, RELEVANCE_DIGITS),
             relevance_source=None if relevance is None else relevance.source,
             doc_type=p[fields.DOC_TYPE],
@@ -264,6 +293,7 @@ class SearchResponse(BaseModel):
     )
     fusion: Literal["rrf", "dbsf", "convex"]
     granularity: Literal["chunk", "document"]
+    sort: SortOrder = Field(description="The sort applied (the request's, or its default).")
     results: list[SearchResult]
     total_found: int = Field(
         description="Results matching the query and filters for this user, at least as many as"
@@ -271,6 +301,14 @@ class SearchResponse(BaseModel):
         " every candidate, and for hybrid/semantic without score_threshold or min_relevance"
         " (every visible chunk, or document with granularity=document, under the filter)."
         " Otherwise (bm25, or a score floor) a lower bound: the candidates the engine returned."
+    )
+    strong_found: int | None = Field(
+        description="Of total_found, the strong matches: results whose chunk (with"
+        " granularity=document, any chunk of the document read) has a cosine of at least 0.35"
+        " with the query, or a BM25 score of at least half the search's best (docs/api.md,"
+        " Strong matches). 0 with a query: nothing matched well. Counted among the candidates"
+        " read: exact when they hold every strong match (with strong_only, read for it up to"
+        " 1,000 per branch), else a lower bound; null when browsing."
     )
     verified_chunk_count: int
     dropped_document_count: int
@@ -307,11 +345,19 @@ class SearchResponse(BaseModel):
             "algorithm_used": query.algorithm.value,
             "fusion": query.fusion.value,
             "granularity": query.granularity.value,
+            "sort": query.order.value,
             "results": [
-                SearchResult.of(hit, outcome.relevance.get(hit.id), with_excerpts, links)
+                SearchResult.of(
+                    hit,
+                    outcome.relevance.get(hit.id),
+                    with_excerpts,
+                    links,
+                    None if outcome.strong is None else hit.id in outcome.strong,
+                )
                 for hit in outcome.hits
             ],
             "total_found": outcome.total_found,
+            "strong_found": outcome.strong_found,
             "verified_chunk_count": outcome.verified_chunk_count,
             "dropped_document_count": outcome.dropped_document_count,
             "verification": outcome.verification.value,
@@ -339,6 +385,7 @@ EXAMPLE_RESPONSE: dict[str, Any] = {
     "algorithm_used": "hybrid",
     "fusion": "rrf",
     "granularity": "chunk",
+    "sort": "relevance",
     "results": [
         {
             "doc_type": "file",
@@ -362,9 +409,11 @@ EXAMPLE_RESPONSE: dict[str, Any] = {
             "page_end": None,
             "page_count": None,
             "url": "https://cloud.example/f/4711",
+            "strong": True,
         }
     ],
     "total_found": 1,
+    "strong_found": 1,
     "verified_chunk_count": 1,
     "dropped_document_count": 0,
     "filters": {

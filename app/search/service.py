@@ -31,12 +31,20 @@ from app.store.base import Hit, Store
 
 BASE_DEPTH = 100  # candidates per branch at least: keeps ranks stable from page to page
 MAX_DEPTH = 40_000
+DATE_SORT_DEPTH = 1_000  # a date sort reads every match: start deeper, fewer rounds
+STRONG_COUNT_DEPTH = 1_000  # strong_only counts its matches this deep at least (else a bound)
 FACET_LIMIT = 100
 
 
 class Granularity(StrEnum):
     CHUNK = "chunk"
     DOCUMENT = "document"
+
+
+class SortOrder(StrEnum):
+    RELEVANCE = "relevance"
+    NEWEST = "newest"
+    OLDEST = "oldest"
 
 
 @dataclass(frozen=True)
@@ -55,10 +63,24 @@ class SearchQuery:
     dense_weight: float | None = None  # hybrid; None: the fusion's default
     feedback: bool = False  # expand the query from its first results (app.search.feedback)
     rerank: bool = False  # reorder the first candidates with the reranker, if one is set
+    strong_only: bool = False  # keep only the strong matches (SearchAlgorithm.strong)
+    sort: SortOrder | None = None  # None: relevance for a query, newest when browsing
 
     @property
     def browse(self) -> bool:
         return not self.text.strip()
+
+    @property
+    def order(self) -> SortOrder:
+        """The sort applied: browsing has no relevance to sort by, so newest first."""
+        if self.sort is None or (self.browse and self.sort is SortOrder.RELEVANCE):
+            return SortOrder.NEWEST if self.browse else SortOrder.RELEVANCE
+        return self.sort
+
+    @property
+    def by_date(self) -> bool:
+        """A query's results sorted by date: the whole result set is ranked, then sorted."""
+        return not self.browse and self.order is not SortOrder.RELEVANCE
 
     @property
     def engine_threshold(self) -> float:
@@ -90,6 +112,20 @@ class SearchOutcome:
     query_vector: list[float] | None
     relevance: dict[str, Relevance] = field(default_factory=dict)  # by point id; none browsing
     reranked: bool = False
+    strong_found: int | None = None  # None browsing
+    strong: set[str] | None = None  # the page's strong matches, by point id; None browsing
+
+
+@dataclass
+class _Pool:
+    """The ranked results a search read, and which of them are strong matches."""
+
+    ranked: list[Hit]
+    exhausted: bool  # nothing more can qualify
+    strong: Callable[[Hit], bool] | None = None  # None: browsing
+
+    def strong_found(self, ranked: list[Hit]) -> int | None:
+        return None if self.strong is None else sum(map(self.strong, ranked))
 
 
 @dataclass
@@ -120,7 +156,7 @@ def relevance_of(algorithm: SearchAlgorithm, ranked: list[Hit]) -> dict[str, Rel
     source = algorithm.relevance_source
     if source is None or not ranked:
         return {}
-    best = ranked[0].score
+    best = max(hit.score for hit in ranked)  # the first, unless sorted by date
     return {hit.id: Relevance(algorithm.relevance(hit.score, best), source) for hit in ranked}
 
 
@@ -132,6 +168,18 @@ def at_least(
         return ranked
     best = ranked[0].score
     return [hit for hit in ranked if reaches(algorithm.relevance(hit.score, best), min_relevance)]
+
+
+def sorted_by_date(ranked: list[Hit], order: SortOrder) -> list[Hit]:
+    """Newest (or oldest) first; equal dates by relevance (the algorithm's score orders the
+    same way), then by document and point id so pages neither repeat nor skip."""
+    sign = -1 if order is SortOrder.NEWEST else 1
+
+    def key(hit: Hit) -> tuple[int, float, str, str, str]:
+        doc_type, doc_id = doc_ref(hit)
+        return (sign * int(hit.payload[fields.MODIFIED_AT]), -hit.score, doc_type, doc_id, hit.id)
+
+    return sorted(ranked, key=key)
 
 
 def best_chunk_per_document(hits: list[Hit]) -> list[Hit]:
@@ -189,7 +237,7 @@ class SearchService:
 
     def algorithm_for(self, query: SearchQuery) -> SearchAlgorithm:
         if query.browse:
-            return Browse(self.store)
+            return Browse(self.store, oldest=query.order is SortOrder.OLDEST)
         if query.algorithm is Algorithm.SEMANTIC:
             return Semantic(self.store, query.feedback)
         if query.algorithm is Algorithm.BM25:
@@ -209,13 +257,13 @@ class SearchService:
         search_started = time.perf_counter()
         where = search_filter(principal, query.spec)
         verification = _Verification(self.verifier.budget() if self.verifier else None)
-        reranker = self.reranker if query.rerank and not query.browse else None
+        # The reranker reorders a relevance ranking; a date sort has none to reorder.
+        reranker = self.reranker if query.rerank and query.order is SortOrder.RELEVANCE else None
         wanted = query.offset + query.limit
         if reranker is not None:  # every candidate it may bring up is verified
             wanted = max(wanted, reranker.top_n)
-        ranked, exhausted = self._fill_page(
-            algorithm, encoded, principal, where, query, verification, wanted
-        )
+        pool = self._fill_page(algorithm, encoded, principal, where, query, verification, wanted)
+        ranked, exhausted = pool.ranked, pool.exhausted
         reranking = _Rerank(ranked, relevance_of(algorithm, ranked))
         if reranker is not None:
             reranking = self._rerank(reranker, query, reranking, verification.budget)
@@ -250,6 +298,8 @@ class SearchService:
             query_vector=encoded.dense,
             relevance=reranking.relevance,
             reranked=reranking.reranked,
+            strong_found=pool.strong_found(ranked),
+            strong=None if pool.strong is None else {hit.id for hit in page if pool.strong(hit)},
         )
         if self.observer is not None:
             self.observer(query, outcome)
@@ -297,18 +347,21 @@ class SearchService:
         query: SearchQuery,
         verification: _Verification,
         wanted: int,
-    ) -> tuple[list[Hit], bool]:
+    ) -> _Pool:
         """Deepen the candidate pool until `wanted` results survive grouping, the relevance
         floor and verification, or the engine has nothing more: a selective filter never
         under-fills. Documents verification dropped leave the engine's filter too (so query
-        feedback never reads them)."""
+        feedback never reads them). A date sort needs the whole result set (up to MAX_DEPTH
+        candidates), sorted before the page is verified."""
         factor = 3 if query.granularity is Granularity.DOCUMENT else 1
-        depth = max(BASE_DEPTH, wanted * factor)
+        depth = max(DATE_SORT_DEPTH if query.by_date else BASE_DEPTH, wanted * factor)
         threshold = query.engine_threshold or None
         # Browse orders and grouping groups every candidate by its keys; otherwise only the
         # ones verify asks about need them, fetched then (at 100k chunks, reading the keys of
         # 100 candidates held the GIL ~0.9 ms against ~3.6 ms for the hybrid query itself).
-        every_key = algorithm.per_document or query.granularity is Granularity.DOCUMENT
+        every_key = (
+            algorithm.per_document or query.granularity is Granularity.DOCUMENT or query.by_date
+        )
         keys = CANDIDATE_KEYS if every_key else NO_PAYLOAD
         while True:
             selector = where.excluding(verification.dropped_keys).selector(
@@ -322,16 +375,39 @@ class SearchService:
                 payload_keys=keys,
             )
             exhausted = len(hits) < depth
+            strong = self._strong_test(algorithm, hits, query.granularity)
+            if query.strong_only and strong is not None and algorithm.strong is not None:
+                hits = [hit for hit in hits if strong(hit)]
+                exhausted = exhausted or algorithm.strong.complete
             ranked = self._rank(algorithm.ordered(hits), query.granularity, verification)
             floored = at_least(algorithm, ranked, query.min_relevance)
             # Below the floor here, below it deeper too: nothing more can qualify.
             exhausted = exhausted or len(floored) < len(ranked)
-            ranked = floored
+            ranked = sorted_by_date(floored, query.order) if query.by_date else floored
             if self._verify(principal, ranked, wanted, verification):
                 continue  # some were dropped: rank again without them
-            if len(ranked) >= wanted or exhausted or depth >= MAX_DEPTH:
-                return ranked, exhausted
+            # Filled: the page; with strong_only every strong match (to a depth: counting them
+            # costs deeper rounds, paid only where asked for); for a date sort every match.
+            found = algorithm.strong
+            counted = not query.strong_only or found is None or found.complete
+            counted = counted or depth >= STRONG_COUNT_DEPTH
+            filled = len(ranked) >= wanted and counted and not query.by_date
+            if filled or exhausted or depth >= MAX_DEPTH:
+                return _Pool(ranked, exhausted, strong)
             depth = min(MAX_DEPTH, depth * 2)
+
+    def _strong_test(
+        self, algorithm: SearchAlgorithm, hits: list[Hit], granularity: Granularity
+    ) -> Callable[[Hit], bool] | None:
+        """Whether a result is a strong match: its chunk is one, or, a result standing for its
+        document, any chunk of the document read is one."""
+        if algorithm.strong is None:
+            return None
+        ids = algorithm.strong.ids
+        if granularity is Granularity.CHUNK:
+            return lambda hit: hit.id in ids
+        documents = {doc_ref(hit) for hit in self._with_keys(hits) if hit.id in ids}
+        return lambda hit: doc_ref(hit) in documents
 
     def _with_payloads(self, page: list[Hit]) -> list[Hit]:
         """The page's hits with their whole payloads (candidates carry CANDIDATE_KEYS only);

@@ -18,6 +18,7 @@ import httpx
 import httpx2
 import pytest
 import uvicorn
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -51,6 +52,7 @@ def in_own_loop(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
 @dataclass
 class Service:
     base: str
+    app: FastAPI
 
     def headers(self, user: str = "dave", groups: list[str] | None = None) -> dict[str, str]:
         return auth(user, ["demo"] if groups is None else groups, scope="search")
@@ -114,7 +116,7 @@ def served(data_dir: Path, dense: DenseEncoder, **settings: Any) -> Iterator[Ser
         while not server.started and time.monotonic() < deadline:
             time.sleep(0.05)
         app.state.astrolabe.ready.wait(timeout=120)
-        yield Service(f"http://127.0.0.1:{port}")
+        yield Service(f"http://127.0.0.1:{port}", app)
     finally:
         server.should_exit = True
         thread.join(timeout=60)
@@ -186,9 +188,9 @@ def test_the_search_schema_carries_the_bounds_of_the_http_request_model(
         2000,
     )
     assert set(properties) == {
-        "query", "limit", "algorithm", "fusion", "granularity", "score_threshold", "doc_types",
-        "modified_after", "modified_before", "path_prefixes", "tags", "tags_all", "categories",
-        "owners", "include_context", "context_chars",
+        "query", "limit", "algorithm", "fusion", "granularity", "score_threshold", "sort",
+        "doc_types", "modified_after", "modified_before", "path_prefixes", "tags", "tags_all",
+        "categories", "owners", "include_context", "context_chars",
     }  # fmt: skip
     assert "strict path prefix" in properties["path_prefixes"]["description"]
     assert "RFC 3339" in properties["modified_after"]["description"]
@@ -218,6 +220,7 @@ SAME_AS_HTTP = {
         "granularity": "document",
         "limit": 15,
     },
+    "newest first": {"query": "budget", "sort": "newest", "limit": 20},
     "bm25 with a threshold": {"query": "kubernetes", "algorithm": "bm25", "score_threshold": 1.0},
     "dbsf, everything at once": {
         "query": "budget",
@@ -267,6 +270,10 @@ def test_the_text_rendering_lists_the_hits(service: Service) -> None:
     assert text.type == "text"
     lines = text.text.splitlines()
     assert lines[0].startswith("3 results for 'pasta recipe with garlic'")
+    strong = _structured(result)["strong_found"]
+    assert strong > 0 and f"{strong} of them strong matches" in lines[0]
+    nonsense = service.call("search", {"query": "zzqxqv nonexistentword"}).content[0]
+    assert nonsense.type == "text" and "none matching well" in nonsense.text.splitlines()[0]
     for rank, hit in enumerate(_structured(result)["results"], 1):
         assert any(
             line.startswith(f"{rank}. {hit['title']} [{hit['doc_type']} {hit['doc_id']}]")
@@ -498,3 +505,49 @@ def test_the_endpoint_can_be_switched_off(tmp_path: Path) -> None:
     with TestClient(app) as client:
         response = client.post("/mcp", json=INITIALIZE, headers=ACCEPT | auth("dave"))
         assert response.status_code == 404
+
+
+# -- nothing is held open ---------------------------------------------------------------------
+
+# A client that would wait on an open stream for as long as the server holds it: a few seconds
+# for the whole answer, body included, or the read times out and the test fails.
+PROMPTLY = httpx.Timeout(5.0)
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE", "PUT", "PATCH"])
+def test_only_post_is_served_at_mcp_and_every_other_method_is_refused_at_once(
+    service: Service, method: str
+) -> None:
+    headers = {"Accept": "text/event-stream, application/json"} | service.headers()
+    response = httpx.request(method, f"{service.base}/mcp", headers=headers, timeout=PROMPTLY)
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "POST"
+    assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_a_get_at_mcp_is_refused_before_the_token_is_read(service: Service) -> None:
+    response = httpx.get(f"{service.base}/mcp", timeout=PROMPTLY)
+    assert response.status_code == 405
+
+
+def _get_paths(app: FastAPI) -> list[str]:
+    """Every path answering GET: the documented ones and the routes kept out of the schema,
+    path parameters filled with a plausible value."""
+    documented = [path for path, methods in app.openapi()["paths"].items() if "get" in methods]
+    undocumented = [
+        path
+        for route in app.routes
+        if (path := getattr(route, "path", "")) and getattr(route, "methods", None) is None
+    ]
+    paths = {p.replace("{doc_type}", "note").replace("{doc_id}", "1") for p in documented}
+    return sorted(paths | set(undocumented))
+
+
+def test_every_get_route_answers_within_the_deadline(service: Service) -> None:
+    paths = _get_paths(service.app)
+    assert {"/mcp", "/viz", "/api/v1/status", "/metrics"} <= set(paths)
+    headers = auth("dave", ["demo"]) | {"Accept": "text/event-stream, application/json, */*"}
+    for path in paths:
+        with httpx.stream("GET", service.base + path, headers=headers, timeout=PROMPTLY) as answer:
+            answer.read()  # the whole body, or a ReadTimeout
+            assert answer.status_code < 500, (path, answer.status_code)

@@ -10,8 +10,11 @@ export class ApiError extends Error {
   }
 }
 
-/** "Bearer abc" (as a curl line writes it) and stray spaces or quotes are accepted. */
+/** "Bearer abc" (as a curl line writes it), the signed-in link `serve --dev` prints
+ * (`http://.../viz#token=abc`) and stray spaces or quotes are accepted. */
 export function cleanToken(raw) {
+  const link = /[#&]token=([^&\s"']+)/.exec(raw);
+  if (link) return decodeURIComponent(link[1]);
   return raw.trim().replace(/^["']|["']$/g, "").replace(/^bearer\s+/i, "").trim();
 }
 

@@ -1,11 +1,11 @@
 // The search page: one search state, kept in the URL; every control edits it and runs it.
 import { ApiError, cleanToken, forgetToken, getJson, saveToken, savedToken, whoAmI } from "./api.js";
 import { checkDate, quickRange } from "./dates.js";
-import { $, setFieldError } from "./dom.js";
+import { $, el, setFieldError } from "./dom.js";
 import { renderChips, renderOptions } from "./filters-ui.js";
 import { FolderTree } from "./folder-tree.js";
 import { ResultMap } from "./map.js";
-import { parseQuery } from "./query-syntax.js";
+import { endsInOperator, parseQuery } from "./query-syntax.js";
 import { clearResults, renderLegend, renderResults, renderStatus } from "./results.js";
 import {
   activeFilterCount, emptyState, folderTreeParams, fromUrlParams, toApiParams, toUrlParams,
@@ -18,7 +18,23 @@ const page = {
   facets: null,
   controller: null,
   seq: 0,
+  typing: null, // the timer of search as you type
+  lastKey: -Infinity, // when the box last changed
+  typedEntry: false, // the history entry is the typing's own
+  shownFacets: "", // the facets the pickers show, as JSON
+  busyTimer: null,
 };
+// Search as you type: a keystroke after a pause searches at once; keystrokes closer together
+// than this (a burst: a paste, a held key, fast typing while a search is in flight) wait until
+// this long after the last of them. A search in flight is cancelled by the next one. A plain
+// debounce would add its whole wait to every keystroke's time to results (bench.page).
+const TYPING_DELAY_MS = 40;
+// The results dim only for a search slower than this, so fast ones never flicker.
+const BUSY_DELAY_MS = 250;
+// Other tabs of this page signed in share their token on request: a link copied into a new
+// tab opens signed in, and the token still never leaves the browser's memory for the address.
+const tabs = "BroadcastChannel" in window ? new BroadcastChannel("astrolabe-search-token") : null;
+const TAB_ANSWER_MS = 300;
 const DATE_FIELDS = { modified_after: "f-after", modified_before: "f-before" };
 // Where the service's 400 for a field is shown.
 const ERROR_PLACES = {
@@ -64,6 +80,25 @@ async function signIn(raw, { fromPrompt }) {
   }
 }
 
+function shareToken() {
+  if (!tabs) return;
+  tabs.onmessage = (event) => {
+    if (event.data && event.data.ask && page.token) tabs.postMessage({ token: page.token });
+  };
+}
+
+/** The token of another open tab of this page, or "" after a short wait. */
+function tokenFromOtherTabs() {
+  if (!tabs) return Promise.resolve("");
+  return new Promise((resolve) => {
+    const done = (token) => { tabs.removeEventListener("message", listen); resolve(token); };
+    const listen = (event) => { if (event.data && event.data.token) done(event.data.token); };
+    tabs.addEventListener("message", listen);
+    tabs.postMessage({ ask: true });
+    setTimeout(() => done(""), TAB_ANSWER_MS);
+  });
+}
+
 function showApp(me) {
   $("token-box").hidden = true;
   $("app").hidden = false;
@@ -90,6 +125,8 @@ function fillForm() {
   $("f-algorithm").value = s.algorithm;
   $("f-fusion").value = s.fusion;
   $("f-limit").value = String(s.limit);
+  $("f-sort").value = !s.query && s.sort === "relevance" ? "newest" : s.sort;
+  $("f-sort").querySelector('option[value="relevance"]').disabled = !s.query;
   $("g-document").setAttribute("aria-pressed", String(s.granularity === "document"));
   $("g-chunk").setAttribute("aria-pressed", String(s.granularity === "chunk"));
   $("q-error").textContent = "";
@@ -99,6 +136,7 @@ function fillForm() {
 
 function renderFilterControls() {
   const s = page.state;
+  shownFilters = folderTreeParams(s).toString() + s.path_prefixes.join("\n");
   renderChips(s, removeChip);
   const f = page.facets || {};
   renderOptions("pick-doc_types", "doc_types", f.doc_type || null, s.doc_types, toggleValue);
@@ -107,6 +145,7 @@ function renderFilterControls() {
   renderOptions("pick-owners", "owners", f.owner || null, s.owners, toggleValue, $("filter-owners").value);
   const n = activeFilterCount(s);
   $("filters-toggle").textContent = n ? `Filters (${n})` : "Filters";
+  $("clear-all").hidden = n === 0;
 }
 
 const urlOf = (state) => {
@@ -114,13 +153,27 @@ const urlOf = (state) => {
   return location.pathname + (query ? "?" + query : "");
 };
 
-/** Apply an edit of the search: a new history entry, then the search itself. */
-function commit({ keepPage = false } = {}) {
+/** Apply an edit of the search: a new history entry (typing replaces its own), then the
+ * search itself. */
+function commit({ keepPage = false, typing = false } = {}) {
   if (!keepPage) page.state.offset = 0;
   const url = urlOf(page.state);
-  if (url !== location.pathname + location.search) history.pushState(null, "", url);
-  fillForm();
+  // Typing makes one history entry (its first search), then keeps it current: Back goes to
+  // the search before the typing, not to each word typed.
+  if (url !== location.pathname + location.search) {
+    if (typing && page.typedEntry) history.replaceState(null, "", url);
+    else history.pushState(null, "", url);
+  }
+  page.typedEntry = typing;
+  if (!typing) fillForm(); // typing: the box is the user's, the rest changes with its chips
+  else if (filtersChanged()) renderFilterControls();
   runSearch();
+}
+
+/** Whether the filters differ from those the pickers show (a typed operator added one). */
+let shownFilters = "";
+function filtersChanged() {
+  return folderTreeParams(page.state).toString() + page.state.path_prefixes.join("\n") !== shownFilters;
 }
 
 /* ---------- editing the search ---------- */
@@ -140,23 +193,32 @@ function removeChip(field, value) {
   commit();
 }
 
-/** Operators typed into the box become filters; returns false if one is wrong. */
-function takeOperators(final) {
+/**
+ * The box and the pickers are one state: the operators the box holds become filters (chips, and
+ * the date fields), its remaining text the query. Returns false, with the message next to the
+ * box, when it holds something it cannot parse. While typing (`final` false), an operator counts
+ * once a space follows it.
+ */
+function readBox(final) {
   const input = $("q");
   const parsed = parseQuery(input.value, { final });
-  $("q-error").textContent = parsed.errors.join(" ");
-  if (parsed.errors.length) input.setAttribute("aria-invalid", "true");
-  else input.removeAttribute("aria-invalid");
+  setFieldError(input, $("q-error"), parsed.errors.join(" "));
+  if (parsed.errors.length) return false;
   for (const { field, value } of parsed.filters) {
-    if (field in DATE_FIELDS) page.state[field] = value;
-    else if (!page.state[field].includes(value)) page.state[field].push(value);
+    if (field in DATE_FIELDS) {
+      page.state[field] = value;
+      $(DATE_FIELDS[field]).value = value;
+    } else if (!page.state[field].includes(value)) {
+      page.state[field].push(value);
+    }
   }
   if (parsed.filters.length) input.value = parsed.text;
-  return { ok: parsed.errors.length === 0, changed: parsed.filters.length > 0, text: parsed.text };
+  page.state.query = parsed.text.trim();
+  return true;
 }
 
-/** Both date fields checked; a bad one shows its error and stops the search. */
-function takeDates() {
+/** The date fields into the search; false (each error beside its field) if one is wrong. */
+function readDates() {
   let ok = true;
   for (const [field, id] of Object.entries(DATE_FIELDS)) {
     const input = $(id);
@@ -165,33 +227,86 @@ function takeDates() {
     if (problem) ok = false;
     else page.state[field] = input.value.trim();
   }
+  return ok && checkRange();
+}
+
+/** The dates of the search (from the URL too) are days the page can send. */
+function datesOfStateOk() {
+  let ok = true;
+  for (const [field, id] of Object.entries(DATE_FIELDS)) {
+    const problem = checkDate(page.state[field]);
+    if (problem) { setFieldError($(id), $(id + "-error"), problem); ok = false; }
+  }
   return ok;
 }
 
+/** After later than Before: said beside Before, in the page's words. */
+function checkRange() {
+  const { modified_after: after, modified_before: before } = page.state;
+  const reversed = after && before && after > before;
+  const message = reversed
+    ? `"Before" (${before}) is earlier than "After" (${after}): swap them or clear one.`
+    : "";
+  setFieldError($("f-before"), $("f-before-error"), message);
+  return !reversed;
+}
+
+/** What cannot be searched stops here: nothing is sent, and older results are cleared (they
+ * would answer a different search). */
+function refuse() {
+  page.seq += 1;
+  if (page.controller) page.controller.abort();
+  page.controller = null;
+  setBusy(false);
+  page.data = null;
+  clearResults();
+  map.setData(null);
+  $("search-error").hidden = true;
+  $("status").textContent = "Nothing was searched: correct the highlighted field.";
+  $("app").dataset.refused = String(page.seq); // tests wait on this
+}
+
 function submitSearch() {
-  const operators = takeOperators(true);
-  const dates = takeDates();
-  if (!operators.ok || !dates) {
-    setBusy(false);
-    return; // nothing is sent: the errors stand next to their fields
+  clearTimeout(page.typing);
+  const boxOk = readBox(true);
+  const datesOk = readDates();
+  if (!boxOk || !datesOk) {
+    refuse();
+    return;
   }
-  page.state.query = operators.text.trim();
   commit();
+}
+
+/** Search as you type: the debounced keystrokes run the search, unless an operator is still
+ * being typed (`type:fi`) or the box cannot be parsed. */
+function searchAsTyped() {
+  const input = $("q");
+  if (endsInOperator(input.value)) return;
+  if (!readBox(false)) {
+    refuse();
+    return;
+  }
+  if (!checkRange()) return;
+  commit({ typing: true });
 }
 
 /* ---------- running it ---------- */
 
 function setBusy(busy) {
-  $("search-btn").disabled = busy;
-  document.querySelector(".results-panel").classList.toggle("busy", busy);
+  clearTimeout(page.busyTimer);
+  const panel = document.querySelector(".results-panel");
+  if (!busy) panel.classList.remove("busy");
+  else page.busyTimer = setTimeout(() => panel.classList.add("busy"), BUSY_DELAY_MS);
 }
 
 async function runSearch() {
   if (!page.token) { showTokenPrompt(); return; }
+  if (!checkRange() || !datesOfStateOk()) { refuse(); return; }
   if (page.controller) page.controller.abort();
   const controller = new AbortController();
   page.controller = controller;
   const seq = ++page.seq;
+  $("app").dataset.idle = "false";
   setBusy(true);
   $("search-error").hidden = true;
   $("filters-error").textContent = "";
@@ -211,6 +326,7 @@ async function runSearch() {
       page.controller = null;
       setBusy(false);
       $("app").dataset.rendered = String(seq); // tests and the timing wait on this
+      $("app").dataset.idle = "true";
     }
   }
 }
@@ -218,18 +334,56 @@ async function runSearch() {
 function showResults(data) {
   page.data = data;
   page.facets = data.facets || null;
-  renderStatus(data, page.state);
-  renderResults(data, { addFolder: (f) => toggleValue("path_prefixes", f, true), select: selectResult, token: page.token });
+  const n = data.total_found ?? 0;
+  $("filters-show").textContent = `Show ${n.toLocaleString()} result${n === 1 ? "" : "s"}`;
+  // Facets count what the filters allow, whatever the query: unchanged while typing.
+  const facets = JSON.stringify(data.facets || null);
+  const samePickers = facets === page.shownFacets && !filtersChanged();
+  page.shownFacets = facets;
+  renderStatus(data, page.state, { setMatches });
+  renderResults(data, page.state, {
+    addFolder: (f) => toggleValue("path_prefixes", f, true),
+    select: selectResult,
+    token: page.token,
+    dropFilters,
+    wordsOnly: () => { page.state.algorithm = "bm25"; commit(); },
+    setMatches,
+  });
   renderLegend(data.results);
   map.setData(data);
-  renderFilterControls();
+  if (!samePickers) renderFilterControls();
 }
 
-/** An error replaces the results: nothing of an older search stays on screen. */
+function setMatches(matches) {
+  page.state.matches = matches;
+  commit();
+}
+
+function dropFilters() {
+  const query = page.state.query;
+  const kept = { algorithm: page.state.algorithm, fusion: page.state.fusion, granularity: page.state.granularity,
+    sort: page.state.sort, limit: page.state.limit };
+  page.state = { ...emptyState(), ...kept, query };
+  commit();
+}
+
+/** The page's names for the API's fields, in a message of the service. */
+const inPageWords = (message) =>
+  message.replace(/modified_after/g, '"After"').replace(/modified_before/g, '"Before"');
+
+/** An error replaces the results: nothing of an older search stays on screen, and what the
+ * page showed from the service (counts, folders) is marked as not current. */
 function showError(err) {
   page.data = null;
   clearResults();
   map.setData(null);
+  const unreachable = !(err instanceof ApiError) || err.status === 0 || err.status >= 500;
+  if (unreachable) {
+    page.facets = null;
+    page.shownFacets = "";
+    renderFilterControls();
+    tree.unavailable();
+  }
   if (err instanceof ApiError && err.status === 401) {
     signOut("Your token is no longer accepted: " + err.message);
     return;
@@ -237,17 +391,26 @@ function showError(err) {
   const box = $("search-error");
   box.hidden = false;
   box.textContent = "";
+  const message = inPageWords(err.message);
   const place = err instanceof ApiError && ERROR_PLACES[err.field];
   if (place) {
-    setFieldError($(place[0]), $(place[1]), err.message);
-    box.append("The search was refused: " + err.message);
+    setFieldError($(place[0]), $(place[1]), message);
+    box.append("The search was refused: " + message);
   } else if (err instanceof ApiError && err.field) {
-    $("filters-error").textContent = `${err.field}: ${err.message}`;
-    box.append(`The search was refused (${err.field}): ${err.message}`);
+    $("filters-error").textContent = `${err.field}: ${message}`;
+    box.append(`The search was refused (${err.field}): ${message}`);
   } else {
-    box.append(err.status === 403 ? "This token may not search: " + err.message : "The search failed: " + err.message);
+    box.append(err.status === 403 ? "This token may not search: " + message : "The search failed: " + message);
+  }
+  if (unreachable) {
+    box.append(" ", el("button", { type: "button", id: "retry", class: "secondary small", text: "Retry", onclick: retry }));
   }
   $("status").textContent = "No results: the search did not run.";
+}
+
+function retry() {
+  tree.forget();
+  runSearch();
 }
 
 function selectResult(index, { focus = true } = {}) {
@@ -281,20 +444,22 @@ function wire() {
   });
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); submitSearch(); });
   $("q").addEventListener("input", () => {
-    const typed = takeOperators(false);
-    if (typed.changed) {
-      page.state.query = typed.text.trim();
-      commit();
-      $("q").value = typed.text; // keep the space just typed: the user goes on typing
-    }
+    clearTimeout(page.typing);
+    const now = performance.now();
+    const paused = !page.controller && now - page.lastKey > TYPING_DELAY_MS;
+    page.lastKey = now;
+    if (paused) searchAsTyped();
+    else page.typing = setTimeout(searchAsTyped, TYPING_DELAY_MS);
   });
   for (const [field, id] of Object.entries(DATE_FIELDS)) {
     const input = $(id);
     const apply = () => {
       const problem = checkDate(input.value);
       setFieldError(input, $(id + "-error"), problem);
-      if (problem || input.value.trim() === page.state[field]) return;
+      if (problem) { refuse(); return; }
+      if (input.value.trim() === page.state[field]) return;
       page.state[field] = input.value.trim();
+      if (!checkRange()) { refuse(); return; }
       commit();
     };
     input.addEventListener("change", apply);
@@ -307,7 +472,7 @@ function wire() {
       commit();
     })
   );
-  for (const [id, field, parse] of [["f-algorithm", "algorithm", String], ["f-fusion", "fusion", String], ["f-limit", "limit", Number]]) {
+  for (const [id, field, parse] of [["f-algorithm", "algorithm", String], ["f-fusion", "fusion", String], ["f-limit", "limit", Number], ["f-sort", "sort", String]]) {
     $(id).addEventListener("change", (e) => { page.state[field] = parse(e.target.value); commit(); });
   }
   for (const g of ["document", "chunk"]) {
@@ -329,9 +494,17 @@ function wire() {
   });
   $("filter-tags").addEventListener("input", renderFilterControls);
   $("filter-owners").addEventListener("input", renderFilterControls);
-  $("filters-toggle").addEventListener("click", () => {
-    const open = $("filters").classList.toggle("open");
-    $("filters-toggle").setAttribute("aria-expanded", String(open));
+  $("filters-toggle").addEventListener("click", () => openFilters(!$("filters").classList.contains("open")));
+  $("filters-close").addEventListener("click", () => openFilters(false));
+  $("filters-show").addEventListener("click", () => {
+    openFilters(false);
+    $("results-title").scrollIntoView({ block: "start" });
+  });
+  $("sheet-backdrop").addEventListener("click", () => openFilters(false));
+  $("filters").addEventListener("keydown", (e) => { if (e.key === "Escape") openFilters(false); });
+  window.addEventListener("hashchange", () => {
+    const token = tokenFromFragment();
+    if (token) signIn(token, { fromPrompt: true });
   });
   $("view-2d").addEventListener("click", () => setMapMode("2d"));
   $("view-3d").addEventListener("click", () => setMapMode("3d"));
@@ -341,6 +514,16 @@ function wire() {
     fillForm();
     runSearch();
   });
+}
+
+/** The filters: a column beside the results, on a phone a sheet over them. */
+function openFilters(open) {
+  $("filters").classList.toggle("open", open);
+  $("sheet-backdrop").hidden = !open;
+  document.body.classList.toggle("sheet-open", open);
+  $("filters-toggle").setAttribute("aria-expanded", String(open));
+  if (open) $("filters-close").focus();
+  else if ($("filters").contains(document.activeElement)) $("filters-toggle").focus();
 }
 
 function turnPage(step) {
@@ -369,9 +552,10 @@ function start() {
   page.state = fromUrlParams(new URLSearchParams(location.search));
   history.replaceState(null, "", urlOf(page.state));
   wire();
+  shareToken();
   const token = fragmentToken || savedToken();
   if (token) signIn(token, { fromPrompt: false });
-  else showTokenPrompt();
+  else tokenFromOtherTabs().then((shared) => (shared ? signIn(shared, { fromPrompt: false }) : showTokenPrompt()));
 }
 
 start();

@@ -30,7 +30,6 @@ export function activeFilters(state) {
 export function renderChips(state, onRemove) {
   const list = $("chips");
   rerender(list, () => fillChips(list, state, onRemove), $("q"));
-  $("clear-all").hidden = list.children.length === 0 && !state.query;
 }
 
 function fillChips(list, state, onRemove) {

@@ -1,5 +1,7 @@
 // The folder picker: a tree the user opens level by level, fed by GET /api/v1/folders (only
-// folders holding documents this user can read, counted under the other filters).
+// folders holding documents this user can read, counted under the other filters). On the
+// keyboard it is one Tab stop (the WAI-ARIA tree pattern): arrows move, Right opens, Left closes
+// or goes up, Enter or Space picks, Home and End jump.
 import { getJson } from "./api.js";
 import { $, el, rerender } from "./dom.js";
 
@@ -13,6 +15,29 @@ export class FolderTree {
     this.selected = [];
     this.token = "";
     this.generation = 0;
+    this.current = null; // the folder holding the tree's one Tab stop
+    this.shownSelected = null; // the selection the tree shows
+    $("folder-tree").addEventListener("keydown", (e) => this.onKey(e));
+    $("folder-tree").addEventListener("focusin", (e) => {
+      const li = e.target.closest('[role="treeitem"]');
+      if (li && li.dataset.path !== this.current) {
+        this.current = li.dataset.path;
+        this.items();
+      }
+    });
+  }
+
+  /** The service could not be asked: say so rather than show counts of an older search. */
+  unavailable() {
+    this.generation += 1;
+    this.children = new Map([["/", null]]);
+    this.filterParams = null;
+    this.render();
+  }
+
+  /** Fetch every level again at the next refresh. */
+  forget() {
+    this.filterParams = null;
   }
 
   /** New filters: counts change, so every open level is fetched again (only then). */
@@ -21,7 +46,8 @@ export class FolderTree {
     this.selected = selected;
     const unchanged = token === this.shownFor && filterParams === this.filterParams;
     if (unchanged && Array.isArray(this.children.get("/"))) {
-      this.render(); // same counts: only the selection may have changed
+      const picked = selected.join("\n");
+      if (picked !== this.shownSelected) this.render(); // same counts, another selection
       return;
     }
     const generation = ++this.generation;
@@ -56,8 +82,10 @@ export class FolderTree {
   }
 
   render() {
+    this.shownSelected = this.selected.join("\n");
     const root = $("folder-tree");
     rerender(root, () => this.fill(root));
+    this.items();
   }
 
   fill(root) {
@@ -85,6 +113,10 @@ export class FolderTree {
       "aria-level": depth,
       "aria-expanded": folder.has_children ? String(open) : null,
       "aria-selected": String(selected),
+      "aria-label": `${folder.name}, ${folder.count.toLocaleString()} documents`,
+      "data-path": folder.path,
+      "data-focus-key": "item " + folder.path,
+      tabindex: "-1",
     });
     const row = el(
       "div",
@@ -93,9 +125,8 @@ export class FolderTree {
         type: "button",
         class: "twisty" + (folder.has_children ? "" : " leaf"),
         "data-twisty": folder.path,
-        "data-focus-key": "open " + folder.path,
-        "aria-label": (open ? "Close " : "Open ") + folder.path,
-        tabindex: folder.has_children ? null : "-1",
+        "aria-hidden": "true",
+        tabindex: "-1",
         text: open ? "▾" : "▸",
         onclick: () => this.toggleOpen(folder.path),
       }),
@@ -105,8 +136,8 @@ export class FolderTree {
           type: "button",
           class: "folder",
           "data-folder": folder.path,
-          "data-focus-key": folder.path,
           "aria-pressed": String(selected),
+          tabindex: "-1",
           title: folder.path,
           onclick: () => this.onToggle(folder.path, !selected),
         },
@@ -123,5 +154,50 @@ export class FolderTree {
       li.append(group);
     }
     return li;
+  }
+
+  /** The visible items in order, and the one Tab stop among them. */
+  items() {
+    const all = [...$("folder-tree").querySelectorAll('[role="treeitem"]')];
+    for (const li of all) li.tabIndex = -1;
+    const stop = all.find((li) => li.dataset.path === this.current) || all[0];
+    if (stop) stop.tabIndex = 0;
+    return all;
+  }
+
+  onKey(e) {
+    const li = e.target.closest('[role="treeitem"]');
+    if (!li) return;
+    const all = this.items();
+    const at = all.indexOf(li);
+    const path = li.dataset.path;
+    const open = li.getAttribute("aria-expanded");
+    const move = (target) => { if (target) this.focus(target); };
+    const keys = {
+      ArrowDown: () => move(all[at + 1]),
+      ArrowUp: () => move(all[at - 1]),
+      Home: () => move(all[0]),
+      End: () => move(all[all.length - 1]),
+      ArrowRight: () => {
+        if (open === "false") this.toggleOpen(path);
+        else if (open === "true") move(all[at + 1]);
+      },
+      ArrowLeft: () => {
+        if (open === "true") this.toggleOpen(path);
+        else move(li.parentElement.closest('[role="treeitem"]'));
+      },
+      Enter: () => this.onToggle(path, li.getAttribute("aria-selected") !== "true"),
+      " ": () => this.onToggle(path, li.getAttribute("aria-selected") !== "true"),
+    };
+    if (!(e.key in keys)) return;
+    e.preventDefault();
+    this.current = path;
+    keys[e.key]();
+  }
+
+  focus(li) {
+    this.current = li.dataset.path;
+    this.items();
+    li.focus();
   }
 }

@@ -70,7 +70,7 @@ export class ResultMap {
     if (pts.length < 2) return;
     const proj = this.mode === "3d" ? this.project3d(pts, query, w, h) : project2d(pts, query, w, h);
     if (proj.axes) drawAxes3d(ctx, proj.axes);
-    else drawAxes2d(ctx, w, h, this.data.pca_variance || []);
+    else this.canvas.dataset.axes = drawAxes2d(ctx, w, h, this.data.pca_variance || []).join(" | ");
     this.projected = proj.pts;
     const order = proj.pts.map((_, i) => i).sort((a, b) => proj.pts[a].z - proj.pts[b].z);
     for (const i of order) this.drawPoint(ctx, proj.pts[i], colorFor(this.data.results[i].doc_type), i);
@@ -232,6 +232,16 @@ function project2d(pts, query, w, h) {
   return { pts: pts.map(f), query: query ? f(query) : null };
 }
 
+/** "PC1 (62% of variance)"; "" for a component along which the results do not spread (two
+ * results lie on one line: their second component is empty). */
+export function axisLabel(i, variance) {
+  const share = variance[i];
+  if (share === undefined) return `PC${i + 1}`;
+  if (share < 0.005) return "";
+  return `PC${i + 1} (${(share * 100).toFixed(0)}% of variance)`;
+}
+
+/** Draws the axes; returns their labels. */
 function drawAxes2d(ctx, w, h, variance) {
   const left = 26, bottom = h - 22;
   ctx.strokeStyle = "#8b95a7";
@@ -243,15 +253,18 @@ function drawAxes2d(ctx, w, h, variance) {
   ctx.stroke();
   ctx.fillStyle = "#475467"; // 7.7:1 on the map's background
   ctx.font = "12px system-ui, sans-serif";
-  const pct = (i) => (variance[i] !== undefined ? ` (${(variance[i] * 100).toFixed(0)}% of variance)` : "");
+  const labels = [axisLabel(0, variance), axisLabel(1, variance)];
   ctx.textAlign = "right";
-  ctx.fillText("PC1" + pct(0) + " →", w - 10, h - 6);
-  ctx.save();
-  ctx.translate(14, 10);
-  ctx.rotate(-Math.PI / 2);
-  ctx.fillText("PC2" + pct(1) + " →", 0, 0);
-  ctx.restore();
+  if (labels[0]) ctx.fillText(labels[0] + " →", w - 10, h - 6);
+  if (labels[1]) {
+    ctx.save();
+    ctx.translate(14, 10);
+    ctx.rotate(-Math.PI / 2);
+    ctx.fillText(labels[1] + " →", 0, 0);
+    ctx.restore();
+  }
   ctx.textAlign = "left";
+  return labels;
 }
 
 function drawAxes3d(ctx, axes) {

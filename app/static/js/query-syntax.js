@@ -51,6 +51,16 @@ export function parseQuery(text, { final = true } = {}) {
   return { text: final ? remaining.trim() : remaining, filters, errors };
 }
 
+// The box's last word is an operator still being typed: `type:`, `type:fi`, `in:"/My Fi`.
+const TYPING_OPERATOR = /(^|\s)[A-Za-z_]+:("[^"]*"?|[^\s"]*)$/;
+
+/** Whether `text` ends in an operator token not yet closed by a space (search as you type waits
+ * for it rather than send half an operator as words or as a filter). */
+export function endsInOperator(text) {
+  const match = TYPING_OPERATOR.exec(text);
+  return Boolean(match) && !match[2].startsWith("//");
+}
+
 function filterFor(operator, value) {
   const field = OPERATORS[operator];
   if (!field) {

@@ -3,34 +3,71 @@
 import { getJson } from "./api.js";
 import { absoluteTime, relativeTime } from "./dates.js";
 import { $, el, marked } from "./dom.js";
+import { activeFilterCount } from "./search-state.js";
 import { bestExcerpt, markTerms } from "./excerpt.js";
 import { colorFor } from "./palette.js";
 
-const CONTEXT_CHARS = 500;
+// The text around a chunk: enough to read it in its place (the excerpt is hidden meanwhile,
+// the context holds it).
+const CONTEXT_CHARS = 1500;
 
-/** "123 documents" / "1 chunk" / "at least 40 chunks" / "newest first". */
+const plural = (n, unit) => `${n.toLocaleString()} ${unit}${n === 1 ? "" : "s"}`;
+const strongLabel = (n) => `${n.toLocaleString()} strong match${n === 1 ? "" : "es"}`;
+
+/** How many documents the filters allow: every document has one type, and the type facet
+ * counts them under every other filter (so only the chosen types add up). */
+export function allowedCount(data) {
+  const byType = data.facets && data.facets.doc_type;
+  if (!byType) return null;
+  const chosen = data.filters && data.filters.doc_types && data.filters.doc_types.length ? data.filters.doc_types : null;
+  return Object.entries(byType)
+    .filter(([type]) => !chosen || chosen.includes(type))
+    .reduce((sum, [, n]) => sum + n, 0);
+}
+
+/** "123 documents" / "1 chunk" / "at least 40 chunks". */
 export function totalLabel(data) {
   const unit = data.granularity === "document" ? "document" : "chunk";
-  const n = data.total_found ?? 0;
-  const label = `${n.toLocaleString()} ${unit}${n === 1 ? "" : "s"}`;
+  const label = plural(data.total_found ?? 0, unit);
   // bm25 counts what the engine returned: a lower bound (see the API's total_found).
   const lowerBound = data.algorithm === "bm25" && data.query && data.results.length > 0;
   return lowerBound ? `at least ${label}` : label;
 }
 
-export function renderStatus(data, state) {
+const SORTS = { newest: "newest first", oldest: "oldest first" };
+
+/**
+ * What the numbers mean: browsing counts what the filters allow; a query counts its strong
+ * matches (by default only they are listed) against what the filters allow.
+ * `actions.setMatches("all" | "strong")` switches between the two.
+ */
+export function renderStatus(data, state, actions) {
   const status = $("status");
   status.textContent = "";
   const pages = Math.max(1, Math.ceil((data.total_found || 0) / state.limit));
   const page = Math.floor(state.offset / state.limit) + 1;
-  status.append(el("strong", { text: totalLabel(data) }));
   const parts = [];
-  if (!data.query) parts.push("newest first");
-  else parts.push(`${data.algorithm}${data.algorithm === "hybrid" ? "/" + data.fusion : ""}`);
+  if (!data.query) {
+    status.append(el("strong", { text: totalLabel(data) }));
+    parts.push(SORTS[data.sort] || "newest first");
+  } else {
+    const strong = data.strong_found ?? 0;
+    const allowed = allowedCount(data);
+    const ofAllowed = allowed === null ? "" : ` of ${plural(allowed, "document")} the filters allow`;
+    if (state.matches === "strong") {
+      status.append(el("strong", { text: strongLabel(strong) }), ofAllowed);
+      if (allowed) parts.push(switchButton(`Show all ${allowed.toLocaleString()}`, () => actions.setMatches("all")));
+    } else {
+      status.append(el("strong", { text: totalLabel(data) }), " the filters allow, ranked");
+      parts.push(strongLabel(strong));
+      parts.push(switchButton("Show only the strong matches", () => actions.setMatches("strong")));
+    }
+    parts.push(SORTS[data.sort] || `${data.algorithm}${data.algorithm === "hybrid" ? "/" + data.fusion : ""}`);
+  }
   if (pages > 1) parts.push(`page ${page} of ${pages.toLocaleString()}`);
   if (data.timing_ms) parts.push(`${data.timing_ms.total.toFixed(0)} ms`);
   if (data.dropped_document_count) parts.push(`${data.dropped_document_count} hidden by the source system`);
-  status.append(" · " + parts.join(" · "));
+  for (const part of parts) status.append(" · ", part);
   renderPager(page, pages, state);
 }
 
@@ -41,23 +78,43 @@ function renderPager(page, pages, state) {
   $("page-info").textContent = `Page ${page} of ${pages.toLocaleString()}`;
 }
 
-/** `actions`: {addFolder(path), select(index), token} */
-export function renderResults(data, actions) {
+const switchButton = (text, onclick) => el("button", { type: "button", class: "link-button", text, onclick });
+
+/** `actions`: {addFolder(path), select(index), token, dropFilters(), wordsOnly(), setMatches(m)} */
+export function renderResults(data, state, actions) {
   const list = $("results");
   list.textContent = "";
   if (!data.results.length) {
-    list.append(el("li", { class: "empty", text: "Nothing matches. Remove a filter or try other words." }));
+    list.append(emptyState(data, state, actions));
     return;
   }
   data.results.forEach((r, i) => list.append(resultItem(r, i, data, actions)));
 }
+
+/** Nothing (or nothing strong) found: say which, and offer the ways out that apply. */
+function emptyState(data, state, actions) {
+  const filtered = activeFilterCount(state) > 0;
+  const offers = [];
+  if (filtered) offers.push(offer("Drop the filters", actions.dropFilters));
+  if (data.query && data.algorithm !== "bm25") offers.push(offer("Search the words only", actions.wordsOnly));
+  const allowed = allowedCount(data);
+  if (data.query && state.matches === "strong" && allowed) {
+    offers.push(offer(`Show the ${plural(allowed, "closest document")} anyway`, () => actions.setMatches("all")));
+  }
+  const said = data.query
+    ? [`Nothing matched `, el("q", { text: data.query }), " well", filtered ? " under these filters." : "."]
+    : ["No document matches these filters."];
+  return el("li", { class: "empty" }, el("p", {}, ...said), offers.length ? el("p", { class: "offers" }, ...offers) : null);
+}
+
+const offer = (text, onclick) => el("button", { type: "button", class: "secondary small", text, onclick });
 
 function resultItem(r, i, data, actions) {
   const excerpt = bestExcerpt(r.excerpt || "", data.query || "");
   const li = el(
     "li",
     {
-      class: "result",
+      class: "result" + (r.strong === false ? " weak" : ""),
       "data-index": i,
       "data-doc": `${r.doc_type}:${r.doc_id}`,
       id: `result-${i}`,
@@ -67,7 +124,7 @@ function resultItem(r, i, data, actions) {
       "h3",
       { class: "r-title" },
       el("span", { class: "badge", style: { background: colorFor(r.doc_type) }, text: r.doc_type }),
-      titleOf(r)
+      titleOf(r, data.query || "")
     ),
     meta(r, data, actions),
     r.excerpt
@@ -81,17 +138,20 @@ function resultItem(r, i, data, actions) {
 }
 
 /** The title, a link to the document (new tab) when it has an http(s) URL: never another scheme. */
-function titleOf(r) {
-  const text = r.title || "(untitled)";
-  if (!isWebLink(r.url)) return el("span", { class: "title", text });
-  return el("a", {
-    class: "title",
-    href: r.url,
-    target: "_blank",
-    rel: "noopener noreferrer",
-    text,
-    onclick: (event) => event.stopPropagation(), // opens the document, not the result's detail
-  });
+function titleOf(r, query) {
+  const text = marked(markTerms(r.title || "(untitled)", query));
+  if (!isWebLink(r.url)) return el("span", { class: "title" }, text);
+  return el(
+    "a",
+    {
+      class: "title",
+      href: r.url,
+      target: "_blank",
+      rel: "noopener noreferrer",
+      onclick: (event) => event.stopPropagation(), // opens the document, not the result's detail
+    },
+    text
+  );
 }
 
 export function isWebLink(url) {
@@ -128,6 +188,7 @@ function meta(r, data, actions) {
     box.append(el("span", { text: `part ${r.chunk_index + 1} of ${r.total_chunks}` }));
   }
   if (data.query && r.relevance != null) box.append(relevanceBadge(r));
+  if (r.strong === false) box.append(el("span", { class: "weak-note", text: "weak match" }));
   return box;
 }
 
@@ -183,8 +244,10 @@ function contextControl(r, query, token) {
   button.addEventListener("click", async (e) => {
     e.stopPropagation();
     const shown = box.querySelector(".context, .field-error");
+    const excerpt = box.parentElement && box.parentElement.querySelector(".excerpt");
     if (shown) {
       shown.remove();
+      if (excerpt) excerpt.hidden = false;
       button.textContent = "Show context";
       button.setAttribute("aria-expanded", "false");
       return;
@@ -200,11 +263,12 @@ function contextControl(r, query, token) {
         el(
           "div",
           { class: "context", tabindex: "-1" },
-          el("span", { class: "around" }, ctx.has_more_before ? "… " : "", ctx.before_context),
+          el("span", { class: "around" }, ctx.has_more_before ? "… " : "", marked(markTerms(ctx.before_context, query))),
           el("span", { class: "chunk" }, marked(markTerms(ctx.chunk_text, query))),
-          el("span", { class: "around" }, ctx.after_context, ctx.has_more_after ? " …" : "")
+          el("span", { class: "around" }, marked(markTerms(ctx.after_context, query)), ctx.has_more_after ? " …" : "")
         )
       );
+      if (excerpt) excerpt.hidden = true;
       button.textContent = "Hide context";
       button.setAttribute("aria-expanded", "true");
     } catch (err) {

@@ -10,9 +10,17 @@ export const CHOICES = {
   algorithm: ["hybrid", "semantic", "bm25"],
   fusion: ["rrf", "dbsf"],
   granularity: ["document", "chunk"],
+  // "relevance" with a query, newest when browsing (the API's own defaults).
+  sort: ["relevance", "newest", "oldest"],
+  // strong: only what matches the query well (the API's strong_only); all: everything the
+  // filters allow, ranked.
+  matches: ["strong", "all"],
 };
 export const PAGE_SIZES = [10, 20, 50];
-const DEFAULTS = { algorithm: "hybrid", fusion: "rrf", granularity: "document", limit: 20, offset: 0 };
+const DEFAULTS = {
+  algorithm: "hybrid", fusion: "rrf", granularity: "document", sort: "relevance", matches: "strong",
+  limit: 20, offset: 0,
+};
 
 export function emptyState() {
   const state = { query: "", modified_after: "", modified_before: "", ...DEFAULTS };
@@ -35,6 +43,8 @@ function splitList(field, raw) {
 export function toApiParams(state) {
   const params = new URLSearchParams();
   writeCommon(params, state, true);
+  params.delete("matches");
+  if (state.query && state.matches === "strong") params.set("strong_only", "true");
   endOfDay(params);
   params.set("include_facets", "true");
   return params;
@@ -75,7 +85,7 @@ function writeCommon(params, state, everything) {
   for (const field of ["modified_after", "modified_before"]) {
     if (state[field]) params.set(field, state[field]);
   }
-  for (const field of ["algorithm", "fusion", "granularity", "limit", "offset"]) {
+  for (const field of ["algorithm", "fusion", "granularity", "sort", "matches", "limit", "offset"]) {
     if (everything || state[field] !== DEFAULTS[field]) params.set(field, String(state[field]));
   }
 }
