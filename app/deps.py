@@ -6,6 +6,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.auth import SCOPE_INDEX, SCOPE_SEARCH, Principal
+from app.errors import InvalidRequest
 from app.state import AppState, Services
 
 _bearer = HTTPBearer(auto_error=False, description="A JWT (HS256) or a static API key.")
@@ -47,3 +48,20 @@ def may_index(principal: Annotated[Principal, Depends(authenticated)]) -> Princi
 PrincipalDep = Annotated[Principal, Depends(authenticated)]
 SearchPrincipal = Annotated[Principal, Depends(may_search)]
 IndexPrincipal = Annotated[Principal, Depends(may_index)]
+
+
+def single_valued_query(request: Request) -> None:
+    """A query parameter given twice is refused: the last one would silently win (`tags=a&tags=b`
+    would filter on `b` alone). Lists are one parameter, comma- or newline-separated."""
+    seen: set[str] = set()
+    for name, _ in request.query_params.multi_items():
+        if name in seen:
+            raise InvalidRequest(
+                f"{name} is given more than once: give it once (a list is one value, its items"
+                " separated by commas or newlines)",
+                field=name,
+            )
+        seen.add(name)
+
+
+SingleValued = Annotated[None, Depends(single_valued_query)]

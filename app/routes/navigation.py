@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from app.deps import SearchPrincipal, ServicesDep
+from app.deps import SearchPrincipal, ServicesDep, SingleValued
 from app.errors import ErrorBody
 from app.search.models import (
     ChunkContextParams,
@@ -23,7 +23,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 @router.get("/api/v1/folders", response_model=FoldersResponse, responses=ERRORS)
 async def folders(
-    params: Annotated[FolderParams, Query()], principal: SearchPrincipal, services: ServicesDep
+    params: Annotated[FolderParams, Query()],
+    principal: SearchPrincipal,
+    services: ServicesDep,
+    _: SingleValued,
 ) -> FoldersResponse:
     """The subfolders of `parent` holding documents you may read that match the filters, with
     how many such documents each holds. A folder of only unreadable documents never shows."""
@@ -35,6 +38,7 @@ async def chunk_context(
     params: Annotated[ChunkContextParams, Query()],
     principal: SearchPrincipal,
     services: ServicesDep,
+    _: SingleValued,
 ) -> ChunkContextResponse:
     """The text before and after a result's chunk (`start`/`end`: its chunk_start_offset and
     chunk_end_offset). 404 for a document you may not read, as for one that does not exist."""

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 
-from app.deps import SearchPrincipal, ServicesDep
+from app.deps import SearchPrincipal, ServicesDep, SingleValued
 from app.routes.search import ERRORS
 from app.search.models import VizParams, VizResponse
 
@@ -25,7 +25,10 @@ def viz_page() -> HTMLResponse:
     "/viz/search", response_model=VizResponse, response_model_exclude_unset=True, responses=ERRORS
 )
 async def viz_search(
-    params: Annotated[VizParams, Query()], principal: SearchPrincipal, services: ServicesDep
+    params: Annotated[VizParams, Query()],
+    principal: SearchPrincipal,
+    services: ServicesDep,
+    _: SingleValued,
 ) -> VizResponse:
     """The search of `POST /api/v1/search` with its filters as query parameters (lists
     comma- or newline-separated), plus `coordinates_2d`/`_3d` for the map."""

@@ -10,6 +10,7 @@ from tests.helpers import (
     ALGORITHMS,
     MAY_4,
     assert_invalid,
+    auth,
     doc,
     ids,
     search,
@@ -177,3 +178,25 @@ def test_viz_unknown_parameter_is_400_naming_it(vizzed: TestClient) -> None:
     status, result = viz(vizzed, query="apple", doc_type="file")
     assert_invalid(status, result, "doc_type")
     assert "unknown" in result["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("path", "params"),
+    [
+        ("/viz/search", (("query", "apple"), ("tags", "red"), ("tags", "blue"))),
+        ("/viz/search", (("modified_before", "2026-01-01"), ("modified_before", "2027-01-01"))),
+        ("/api/v1/folders", (("parent", "/"), ("parent", "/Projects"))),
+    ],
+)
+def test_a_parameter_given_twice_is_400_naming_it(
+    vizzed: TestClient, path: str, params: tuple[tuple[str, str], ...]
+) -> None:
+    """The last would silently win: `tags=red&tags=blue` would filter on blue alone."""
+    response = vizzed.get(path, params=params, headers=auth())
+    assert_invalid(response.status_code, response.json(), params[-1][0])
+    assert "more than once" in response.json()["error"]["message"]
+
+
+def test_a_parameter_given_twice_without_a_token_is_401(vizzed: TestClient) -> None:
+    response = vizzed.get("/viz/search", params=(("tags", "a"), ("tags", "b")))
+    assert response.status_code == 401
