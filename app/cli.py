@@ -616,7 +616,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 def _run(args: argparse.Namespace) -> int:
     """The command, with a store that cannot be opened reported in one line (docs/deployment.md
     lists the exit codes)."""
-    from app.backup.manifest import BackupError
+    from app.backup.errors import BackupError
     from app.store.errors import StoreError
 
     try:

@@ -5,7 +5,8 @@ or a Qdrant snapshot of the collection (server mode); the manifest comes last.""
 import json
 from pathlib import Path
 
-from app.backup.manifest import BackupError, Counts, Manifest
+from app.backup.errors import BackupError
+from app.backup.manifest import Counts, Manifest
 from app.backup.shard import copy_at_one_moment
 from app.failpoints import failpoint
 from app.store.base import Store

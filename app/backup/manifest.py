@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app import __version__
-from app.errors import ServiceError
+from app.backup.errors import BackupError
 from app.filters import selectors
 from app.store.base import Store
 from app.store.layout import write_atomically
@@ -21,13 +21,6 @@ MANIFEST = "manifest.json"
 VERSION = 1  # of the backup format (the manifest and the files beside it)
 KIND = "astrolabe-search backup"
 _BLOCK = 1 << 20
-
-
-class BackupError(ServiceError):
-    """A backup or restore that cannot go on: nothing half-done was left looking whole."""
-
-    status_code = 409
-    code = "backup_failed"
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ index opens with the manifest's counts. An embedded restore is put together besi
 import shutil
 from pathlib import Path
 
+from app.backup.errors import BackupError
 from app.backup.files import copy_sparse
 from app.backup.make import SNAPSHOT_FILE
-from app.backup.manifest import BackupError, Counts, Manifest
+from app.backup.manifest import Counts, Manifest
 from app.config import Settings
 from app.store.edge import EdgeStore
 from app.store.server import ServerStore

@@ -10,9 +10,10 @@ from typing import IO, cast
 
 import httpx
 
+from app.backup.errors import BackupError
 from app.backup.files import BLOCK, write_block
 from app.backup.make import start_destination
-from app.backup.manifest import MANIFEST, BackupError, Manifest, files_under
+from app.backup.manifest import MANIFEST, Manifest, files_under
 from app.failpoints import failpoint
 
 _RECORD = tarfile.BLOCKSIZE  # 512

@@ -17,7 +17,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app import cli
-from app.backup.manifest import MANIFEST, BackupError, Counts, FileEntry, Manifest, files_under
+from app.backup.errors import BackupError
+from app.backup.manifest import MANIFEST, Counts, FileEntry, Manifest, files_under
 from app.backup.restore import restore
 from app.backup.stream import receive, tar_stream
 from app.config import Settings
