@@ -60,6 +60,28 @@ REBUILD_OPTIMIZERS = qe.EdgeOptimizersConfig(indexing_threshold=1, default_segme
 REBUILD_NICENESS = 10
 
 
+def at_niceness(niceness: int, work: Callable[[], object]) -> None:
+    """`work` in a thread of its own at `niceness`. On Linux a nice value belongs to a thread and
+    the threads it starts, so the threads that answer calls keep the normal priority: a rebuilt
+    copy becomes the served engine at its handover (a process-wide nice left it, and every
+    search after the first handover, behind the HTTP process and any load on the machine)."""
+
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+        try:
+            work()
+        except BaseException as exc:  # raised again in the caller's thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=run, name="rebuild")
+    worker.start()
+    worker.join()
+    if failed:
+        raise failed[0]
+
+
 def disk_usage(path: Path) -> int:
     """Bytes `path` takes on disk (allocated blocks: sparse files count what they hold)."""
     return sum(p.stat().st_blocks * 512 for p in path.rglob("*") if p.is_file())
@@ -344,9 +366,15 @@ def main(argv: list[str] | None = None) -> int:
     _report(opened=str(store.path))
     engine = Engine(store, stopped)
     if args.shard is not None:
-        os.nice(REBUILD_NICENESS)  # the served engine and the HTTP process come first
-        store.optimize()
-        engine.replay_from(IndexLayout.journal(args.shard))
+        journal = IndexLayout.journal(args.shard)
+
+        def rebuild() -> None:
+            """The graph build, and the replay thread it starts, run niced; the handover's
+            last records are applied by the call that finishes it, at the normal priority."""
+            store.optimize()
+            engine.replay_from(journal)
+
+        at_niceness(REBUILD_NICENESS, rebuild)
     else:
         store.wait_for_facet_index()
     listener = Listener(args.socket, "AF_UNIX", authkey=key)

@@ -2,6 +2,7 @@
 served shard's writes, the journal of the writes after it, the seal that holds new writes, the
 copy replaying exactly to the sealed end, and retirement answering the held writes Moved."""
 
+import os
 import threading
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from qdrant_client import models
 from app.filters.selectors import documents, of_document
 from app.store import fields
 from app.store.edge import EdgeStore
-from app.store.engine import Engine
+from app.store.engine import Engine, at_niceness
 from app.store.errors import StoreError
 from app.store.layout import IndexLayout
 from app.store.wire import Call, Control, Moved
@@ -89,3 +90,30 @@ def test_a_journal_shorter_than_the_sealed_end_fails_the_handover(tmp_path: Path
         rebuilt.answer(Call(Control.FINISH, (2,)))
     served.close()
     rebuilt.close()
+
+
+def niceness_of_this_thread() -> int:
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+def test_a_rebuild_runs_niced_and_the_threads_that_answer_calls_do_not() -> None:
+    """A rebuilt copy becomes the served engine: its later threads must keep the caller's
+    priority (a process-wide nice had left every search after a handover at niceness 10)."""
+    caller = niceness_of_this_thread()
+    seen: list[int] = []
+    at_niceness(caller + 5, lambda: seen.append(niceness_of_this_thread()))
+    assert seen == [caller + 5]
+    assert niceness_of_this_thread() == caller
+    started: list[int] = []
+    later = threading.Thread(target=lambda: started.append(niceness_of_this_thread()))
+    later.start()
+    later.join()
+    assert started == [caller]
+
+
+def test_a_failing_rebuild_fails_in_the_callers_thread() -> None:
+    def fail() -> None:
+        raise StoreError("optimize failed")
+
+    with pytest.raises(StoreError, match="optimize failed"):
+        at_niceness(1, fail)
