@@ -6,7 +6,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.auth import SCOPE_INDEX, SCOPE_SEARCH, Principal
-from app.errors import InvalidRequest
+from app.params import refuse_repeated
 from app.state import AppState, Services
 
 _bearer = HTTPBearer(auto_error=False, description="A JWT (HS256) or a static API key.")
@@ -51,17 +51,7 @@ IndexPrincipal = Annotated[Principal, Depends(may_index)]
 
 
 def single_valued_query(request: Request) -> None:
-    """A query parameter given twice is refused: the last one would silently win (`tags=a&tags=b`
-    would filter on `b` alone). Lists are one parameter, comma- or newline-separated."""
-    seen: set[str] = set()
-    for name, _ in request.query_params.multi_items():
-        if name in seen:
-            raise InvalidRequest(
-                f"{name} is given more than once: give it once (a list is one value, its items"
-                " separated by commas or newlines)",
-                field=name,
-            )
-        seen.add(name)
+    refuse_repeated(request.query_params)
 
 
 SingleValued = Annotated[None, Depends(single_valued_query)]

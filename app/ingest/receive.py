@@ -20,6 +20,7 @@ from starlette.requests import Request
 from app.errors import InvalidRequest, describe_validation
 from app.extract.errors import TooLarge
 from app.ingest.models import FileMetadata
+from app.params import refuse_repeated
 
 MAX_METADATA_BYTES = 1024 * 1024
 # Above the file itself, what a multipart body may add: the metadata part and the part headers.
@@ -117,6 +118,7 @@ async def _json_part(part: str | UploadFile | None) -> Any:
 
 
 def _query_fields(params: QueryParams) -> dict[str, Any]:
+    refuse_repeated(params, LIST_FIELDS)
     fields: dict[str, Any] = {}
     for name in dict.fromkeys(params.keys()):
         if name in NOT_METADATA:

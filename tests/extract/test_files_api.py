@@ -196,6 +196,11 @@ def test_bad_query_metadata_and_missing_parts_are_400s(plain_client: TestClient)
         headers=auth(),
     )  # fmt: skip
     envelope(raw, 400, "invalid_request", "titel")
+    twice = plain_client.post(
+        "/api/v1/files", params=(("doc_id", "x"), ("owner", "a"), ("owner", "b")), content=b"x",
+        headers=auth(),
+    )  # fmt: skip
+    envelope(twice, 400, "invalid_request", "owner")  # the last owner would silently win
     no_file = plain_client.post(
         "/api/v1/files", data={"metadata": '{"doc_id": "x", "owner": "a"}'},
         files={"other": ("a", b"b")}, headers=auth(),
