@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 
 from app.ingest.documents import Document
+from app.ingest.models import DocumentIn
 from bench import service
 from bench.corpus import SEED, derived_chunks, real_chunks
 from bench.encoder import CachedEncoder, text_key
@@ -227,12 +228,10 @@ class Prober:
         }
 
 
-INTERNAL = ("page_starts", "sealed_pages", "no_text")  # the queue's, not the API's (files only)
-
-
 def _api_document(document: Document) -> dict[str, Any]:
+    """The fields `POST /api/v1/documents` takes (the queue's own, such as pages, left out)."""
     payload = document.to_payload()
-    return {name: value for name, value in payload.items() if name not in INTERNAL}
+    return {name: value for name, value in payload.items() if name in DocumentIn.model_fields}
 
 
 def _post_documents(client: httpx.Client, base: str, batch: list[Document]) -> tuple[int, int]:
