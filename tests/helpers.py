@@ -184,13 +184,14 @@ def start_serve(data_dir: Path, keys: Path, **env: str) -> tuple[subprocess.Pope
         )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
+    with httpx.Client(timeout=1) as client:  # one SSL context, not one a poll (bench.service)
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                if client.get(f"{base}/readyz").status_code == 200:
+                    return process, base
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
     process.kill()
     process.wait()
     raise AssertionError("serve did not become ready")
