@@ -3,7 +3,9 @@
 1. load: a fresh data directory, `serve` embedding through `bench.embed_stub` (the tier's chunk
    vectors from the bench's tables, queries through the real model), the tier's documents sent
    with `POST /api/v1/documents?wait=true` in batches of 256 while a prober searches every
-   100 ms; right after, with no restart: every scenario, throughput, status, memory;
+   100 ms; right after, with no restart: every scenario, throughput, status, memory; and again
+   once the service has merged, by itself, the segments its rebuilds left (after the writes
+   paused);
 2. trickle: new documents at 50 a second while the prober searches every 50 ms;
 3. restart: `serve` again on the same data directory with the local model: cold start, the
    searches of the first seconds after /readyz, every scenario.
@@ -14,6 +16,7 @@ does and start at the trickle. The peers' live side is in bench.peers (`--live`)
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +52,7 @@ HTTP_LOAD_MAX = 300_000  # larger tiers are loaded through the store layer
 TRICKLE_BATCH = 10
 STALL_MS = 100.0  # a probe slower than this is listed with its moment
 TIMELINE_EVERY = 5  # of the status readings (one a second), the ones kept in the results
+MERGE_WAIT_S = 1800.0  # from the last write of the load until the merge is reported done
 TRICKLE_SEED, TRICKLE_PREFIX = SEED + 2, "live"  # new documents, none of them in any tier
 
 
@@ -335,6 +339,35 @@ def after_load(svc: service.Service, queries: list[str], args: Any) -> dict[str,
     }
 
 
+def merges(log: Path, since: int) -> list[dict[str, float | str]]:
+    """The merges the service's log reports past byte `since`: generation, seconds taken."""
+    with log.open("rb") as lines:
+        lines.seek(since)
+        text = lines.read().decode(errors="replace")
+    return [
+        {"shard": shard, "seconds": float(seconds)}
+        for shard, seconds in re.findall(r"merged (shard-\d+) in ([\d.]+) s", text)
+    ]
+
+
+def after_merge(
+    svc: service.Service, queries: list[str], args: Any, loaded_at: float, since: int
+) -> dict[str, Any]:
+    """Once the writes pause the service merges the segments its rebuilds left, by itself: how
+    long after the last write that was done, then after_load's measurements again. A load
+    that made no rebuild owes no merge (the smoke tier)."""
+    if not status(svc.base)["hnsw_rebuilds"]:
+        return {"merged": False, "why": "no rebuild during the load"}
+    while not (done := merges(svc.log, since)):
+        if time.perf_counter() - loaded_at > MERGE_WAIT_S:
+            return {"merged": False, "why": f"no merge within {MERGE_WAIT_S:g} s"}
+        time.sleep(1)
+    waited = round(time.perf_counter() - loaded_at, 1)
+    return {"merged": True, "after_last_write_s": waited, "merge": done[0]} | after_load(
+        svc, queries, args
+    )
+
+
 def trickle(
     svc: service.Service, documents: list[Document], queries: list[str], rate: float
 ) -> dict[str, Any]:
@@ -422,8 +455,12 @@ def measure_live(
             documents = tier_documents(tier, docs)
             with Prober(svc.base, svc.process.pid, queries, interval=0.1) as prober:
                 result["load"] = send(svc.base, documents, LOAD_BATCH) | prober.result()
+            loaded_at, since = time.perf_counter(), svc.log.stat().st_size
             result["load"] |= {"stub": stub.stats(), "load_average": load_average()}
             result["after_load"] = after_load(svc, queries, args) | {"load_average": load_average()}
+            result["after_merge"] = after_merge(svc, queries, args, loaded_at, since) | {
+                "load_average": load_average()
+            }
         result["trickle"] = trickle(svc, new, queries, args.trickle_rate)
         result["trickle"]["load_average"] = load_average()
         if tier.chunks > HTTP_LOAD_MAX:

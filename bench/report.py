@@ -370,36 +370,49 @@ def _ppp(row: dict[str, Any]) -> str:
 
 
 def _load_average(result: dict[str, Any], phase: str) -> str:
-    return " / ".join(f"{x:g}" for x in result[phase].get("load_average", []))
+    return " / ".join(f"{x:g}" for x in result.get(phase, {}).get("load_average", [])) or "-"
 
 
 def live_table(result: dict[str, Any]) -> list[str]:
     """Issue 16's table: its numbers before (on main), ours after, for one HTTP-loaded tier."""
     loaded, restarted = result["after_load"], result["restart"]
-    per_s = " / ".join(f"{lv['searches_per_s']:g}" for lv in loaded["throughput"])
-    errors = sum(lv["errors"] for lv in loaded["throughput"])
+    merged = result.get("after_merge", {})
+    merge = merged.get("merge", {})
     lines = [
         "| case (p50 / p95 / p99 ms) | before (main): right after the HTTP load | after: right"
-        " after the HTTP load | before (main): after a restart | after: after a restart"
-        " | target |",
-        "|---|---|---|---|---|---|",
+        " after the HTTP load | after: once it merged, no command"
+        f" ({merged.get('after_last_write_s', '-')} s after the last write; the merge took"
+        f" {merge.get('seconds', '-')} s) | before (main): after a restart | after: after a"
+        " restart | target |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, (before_load, before_restart) in BEFORE_LIVE.items():
+        after = _ppp(merged["latency"][name]) if "latency" in merged else "-"
         lines.append(
-            f"| {name} | {before_load} | **{_ppp(loaded['latency'][name])}** | {before_restart}"
-            f" | **{_ppp(restarted['latency'][name])}** | {LIVE_TARGETS[name]} |"
+            f"| {name} | {before_load} | **{_ppp(loaded['latency'][name])}** | **{after}**"
+            f" | {before_restart} | **{_ppp(restarted['latency'][name])}**"
+            f" | {LIVE_TARGETS[name]} |"
         )
     lines += [
-        f"| searches/s at 1 / 4 / 16 clients | {BEFORE_THROUGHPUT} | **{per_s}** ({errors}"
-        " errors) | - | - | ≥ 130 at 16, 0 errors |",
-        f"| `serve` → `/readyz`, s | - | {result['start_s']:g} (empty) | {BEFORE_READY_S}"
+        f"| searches/s at 1 / 4 / 16 clients | {BEFORE_THROUGHPUT} | **{_per_s(loaded)}**"
+        f" | **{_per_s(merged)}** | - | - | ≥ 130 at 16, 0 errors |",
+        f"| `serve` → `/readyz`, s | - | {result['start_s']:g} (empty) | - | {BEFORE_READY_S}"
         f" | **{restarted['cold_start_s']:g}** | ≤ 2 |",
         "",
         f"Load averages (1 / 5 / 15 min) at the end of each phase: load"
         f" {_load_average(result, 'load')}, after the load {_load_average(result, 'after_load')},"
+        f" after the merge {_load_average(result, 'after_merge')},"
         f" restart {_load_average(result, 'restart')}.",
     ]
     return lines
+
+
+def _per_s(phase: dict[str, Any]) -> str:
+    if "throughput" not in phase:
+        return "-"
+    levels = phase["throughput"]
+    per_s = " / ".join(f"{lv['searches_per_s']:g}" for lv in levels)
+    return f"{per_s} ({sum(lv['errors'] for lv in levels)} errors)"
 
 
 def _searches(row: dict[str, Any]) -> str:

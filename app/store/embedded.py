@@ -9,6 +9,8 @@ engine process: a child dies with the thread that started it, see `engine._die_w
 
     SERVING --(plain chunks >= threshold)--> BUILDING: the served engine copies its shard and
         journals its writes from then on; a rebuild engine optimizes the copy, replays the journal
+    SERVING --(a rebuild done, then no write for merge_idle_s, more than 3 segments)-->
+        BUILDING the same way, but the copy's segments are merged down to 2 (a merge)
     BUILDING --(caught up)--> HANDING_OVER: writes held (seal); the copy replays to the end and
         flushes; `index.json` names it (the one atomic step); the old engine retires, then exits
     any failure --> SERVING on the generation `index.json` names, the copy deleted, retried later
@@ -35,7 +37,7 @@ from typing import Any
 from app.config import Settings
 from app.store import errors
 from app.store.base import VectorIndex
-from app.store.launch import Launcher
+from app.store.launch import MERGED_SEGMENTS, Launcher
 from app.store.layout import IndexLayout
 from app.store.process import Endpoint, ProcessStore
 from app.store.wire import PROTOCOL, Call, Control, Failure, raise_failure
@@ -47,6 +49,9 @@ POLL_S = 2.0  # how often the supervisor looks at the served engine
 CATCH_UP_POLL_S = 0.05
 CAUGHT_UP_RECORDS = 16  # journal records a copy may lag when the handover starts
 RETRY_AFTER_FAILURE_S = 300.0
+# Once writes pause this long after a rebuild, the index is merged down to MERGED_SEGMENTS: the
+# rebuilds made while they arrived leave up to REBUILD_SEGMENTS, each searched on its own.
+MERGE_AFTER_IDLE_S = 30.0
 STOP_WAIT_S = 30.0
 
 
@@ -160,7 +165,12 @@ def launch_for(settings: Settings) -> Launcher:
 class Rebuild:
     engine: EngineProcess
     copy: Path
+    merge: bool  # a merge of the segments the rebuilds left, not a graph for new chunks
     started: float = field(default_factory=time.monotonic)
+
+    @property
+    def kind(self) -> str:
+        return "merged" if self.merge else "rebuilt"
 
 
 class EmbeddedEngine:
@@ -171,11 +181,16 @@ class EmbeddedEngine:
         settings: Settings,
         threshold: int | None = None,
         launched: tuple[Launcher, "subprocess.Popen[str]"] | None = None,
+        merge_after_idle_s: float = MERGE_AFTER_IDLE_S,
     ) -> None:
         """`launched`: the served engine `serve` started before its own imports (socket 1)."""
         self.settings = settings
         self.layout = IndexLayout.of(settings.data_dir, settings.collection)
         self.threshold = settings.hnsw_threshold if threshold is None else threshold
+        self.merge_after_idle_s = merge_after_idle_s
+        # Owed after each rebuild, paid by one merge: never twice on the segments it left, and
+        # never at a start (an index an offline optimize left in many segments stays so).
+        self._merge_owed = False
         self.phase = Phase.SERVING
         self.rebuilds = 0
         self.last_failure: str | None = None
@@ -243,13 +258,13 @@ class EmbeddedEngine:
     def _pause(self) -> float:
         return CATCH_UP_POLL_S if self._rebuild is not None else POLL_S
 
-    def _launch(self, copy: Path | None = None) -> EngineProcess:
+    def _launch(self, copy: Path | None = None, segments: int | None = None) -> EngineProcess:
         self._socket_number += 1
         socket = self._launcher.socket(self._socket_number)
         if self._first is not None and copy is None:  # launched by `serve` on socket 1
             process, self._first = self._first, None
         else:
-            process = self._launcher.launch(socket, copy)
+            process = self._launcher.launch(socket, copy, segments)
         return EngineProcess.watch(process, socket, self._launcher.key, copy)
 
     def _start_served(self) -> EngineProcess:
@@ -295,10 +310,27 @@ class EmbeddedEngine:
         if not served.ready.is_set() or time.monotonic() < self._retry_at:
             return
         index = served.control("vector_index")
-        if not isinstance(index, VectorIndex) or index.plain < max(self.threshold, 1):
+        if not isinstance(index, VectorIndex):
             return
-        copy = self.layout.next_generation()
-        log.info("%d chunks outside the HNSW graph: rebuilding %s", index.plain, copy.name)
+        if index.plain >= max(self.threshold, 1):
+            copy = self.layout.next_generation()
+            log.info("%d chunks outside the HNSW graph: rebuilding %s", index.plain, copy.name)
+            self._start_rebuild(served, copy, merge=False)
+        elif self._merge_due(served):
+            copy = self.layout.next_generation()
+            log.info("writes paused: merging the index's segments into %s", copy.name)
+            self._start_rebuild(served, copy, merge=True)
+
+    def _merge_due(self, served: EngineProcess) -> bool:
+        if not self._merge_owed:
+            return False
+        shape = served.control(Control.SHAPE)
+        if shape["idle_s"] < self.merge_after_idle_s:
+            return False
+        self._merge_owed = shape["segments"] > MERGED_SEGMENTS + 1  # and the appendable one
+        return self._merge_owed
+
+    def _start_rebuild(self, served: EngineProcess, copy: Path, merge: bool) -> None:
         try:
             served.control(Control.START_COPY, str(copy))
         except errors.StoreError as exc:
@@ -306,8 +338,8 @@ class EmbeddedEngine:
             self._discard(copy)
             return
         _failpoint("copied")
-        engine = self._launch(copy)
-        self._rebuild = Rebuild(engine, copy)
+        engine = self._launch(copy, MERGED_SEGMENTS if merge else None)
+        self._rebuild = Rebuild(engine, copy, merge)
         self.phase = Phase.BUILDING
 
     def _advance(self, served: EngineProcess, rebuild: Rebuild) -> None:
@@ -350,8 +382,10 @@ class EmbeddedEngine:
         self._rebuild = None
         self.phase = Phase.SERVING
         self.rebuilds += 1
+        self._merge_owed = not rebuild.merge
         log.info(
-            "rebuilt %s in %.1f s; writes were held %.0f ms for the handover",
+            "%s %s in %.1f s; writes were held %.0f ms for the handover",
+            rebuild.kind,
             rebuild.copy.name,
             time.monotonic() - rebuild.started,
             (time.monotonic() - started) * 1000,

@@ -24,6 +24,7 @@ import shutil
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection, Listener
 from pathlib import Path
@@ -35,7 +36,7 @@ from app.config import Settings
 from app.store.edge import EdgeStore
 from app.store.errors import StorageFull, StoreError
 from app.store.journal import JournalReader, JournalWriter
-from app.store.launch import KEY_ENV
+from app.store.launch import KEY_ENV, REBUILD_SEGMENTS
 from app.store.layout import IndexLayout
 from app.store.wire import (
     PROTOCOL,
@@ -51,10 +52,6 @@ from app.telemetry.logs import configure_logging
 log = logging.getLogger("astrolabe.engine")
 REPLAY_PAUSE_S = 0.02  # how often a rebuilt copy looks for new journal records
 PR_SET_PDEATHSIG = 1
-# A rebuild indexes every point it copied (the indexing threshold counts kilobytes of vectors),
-# and merges segments only past this many, so a rebuild's cost follows what was written since
-# the last one instead of the size of the index.
-REBUILD_OPTIMIZERS = qe.EdgeOptimizersConfig(indexing_threshold=1, default_segment_number=8)
 # A rebuild takes the cores searches leave idle: on 2 cores its graph build would otherwise take
 # half the CPU from the searches running beside it.
 REBUILD_NICENESS = 10
@@ -101,6 +98,7 @@ class Engine:
         self._journal: JournalWriter | None = None
         self._journaled = 0
         self._replay: Replay | None = None
+        self._last_write = time.monotonic()
 
     def answer(self, call: Call) -> Any:
         if call.method in CONTROL_METHODS:
@@ -120,6 +118,7 @@ class Engine:
             if self._moved:
                 raise Moved()
             self._writing += 1
+            self._last_write = time.monotonic()
         try:
             return getattr(self.store, call.method)(*call.args, **call.kwargs)
         finally:
@@ -171,6 +170,13 @@ class Engine:
             self._replay.check()
             applied = self._replay.applied
         return {"journaled": self._journaled, "applied": applied}
+
+    def shape(self) -> dict[str, float]:
+        """How many segments the shard has, and how long since its last write (or its open)."""
+        return {
+            "segments": self.store.segments()["segments"],
+            "idle_s": time.monotonic() - self._last_write,
+        }
 
     def seal(self) -> int:
         """Hold every write (those running finish first); the records journaled in all."""
@@ -228,6 +234,7 @@ CONTROL_METHODS: dict[str, Callable[..., Any]] = {
     Control.START_COPY: Engine.start_copy,
     Control.STOP_COPY: Engine.stop_copy,
     Control.PROGRESS: Engine.progress,
+    Control.SHAPE: Engine.shape,
     Control.SEAL: Engine.seal,
     Control.UNSEAL: Engine.unseal,
     Control.FINISH: Engine.finish,
@@ -336,18 +343,24 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--parent", type=int, required=True)
     parser.add_argument("--min-free-bytes", type=int, required=True)
     parser.add_argument("--shard", type=Path, help="a rebuild's copy: optimize it, then replay")
+    parser.add_argument(
+        "--segments", type=int, default=REBUILD_SEGMENTS, help="a rebuild merges down to these"
+    )
     return parser.parse_args(argv)
 
 
 def _open(args: argparse.Namespace) -> EdgeStore:
     if args.shard is None:
         return EdgeStore(args.data_dir, args.collection, args.min_free_bytes)
+    # Every point copied is indexed (the indexing threshold counts kilobytes of vectors).
     return EdgeStore(
         args.data_dir,
         args.collection,
         args.min_free_bytes,
         shard=args.shard,
-        optimizers=REBUILD_OPTIMIZERS,
+        optimizers=qe.EdgeOptimizersConfig(
+            indexing_threshold=1, default_segment_number=args.segments
+        ),
     )
 
 

@@ -27,6 +27,7 @@ from app.search.service import SearchQuery, SearchService
 from app.store import embedded
 from app.store.edge import EdgeStore
 from app.store.embedded import EmbeddedEngine
+from app.store.launch import MERGED_SEGMENTS
 from tests.helpers import doc
 
 TAGS = ("red", "blue", "green")
@@ -167,3 +168,39 @@ def test_a_dead_rebuild_is_abandoned_and_tried_again(engine: EmbeddedEngine) -> 
     assert engine.rebuilds == 1
     assert engine.store.count(documents()) == 70
     assert search_service(engine).search(READER, SearchQuery(spec=FilterSpec())).total_found > 0
+
+
+def segments(engine: EmbeddedEngine) -> int:
+    return int(engine.store.call("segments")["segments"])
+
+
+def test_once_writes_pause_the_segments_the_rebuilds_left_are_merged_once(
+    tmp_path: Path, fast_supervisor: None
+) -> None:
+    running = EmbeddedEngine(
+        Settings(data_dir=tmp_path, collection="c", hnsw_threshold=40), merge_after_idle_s=0.5
+    )
+    running.start()
+    try:
+        indexer = Indexer(running.store, HashingEncoder(), Bm25Encoder())
+        deadline = time.monotonic() + 120
+        n = 0
+        while running.rebuilds < 3 and time.monotonic() < deadline:
+            write(indexer, range(n, n + 10))
+            n += 10
+        left = segments(running)
+        assert running.rebuilds >= 3 and left > MERGED_SEGMENTS + 1, (left, running.last_failure)
+        while time.monotonic() < deadline and (
+            running.rebuilding or segments(running) > MERGED_SEGMENTS + 1  # and the appendable one
+        ):
+            time.sleep(0.05)
+        assert segments(running) <= MERGED_SEGMENTS + 1, running.last_failure
+        assert running.store.count(documents()) == n
+        outcome = search_service(running).search(READER, SearchQuery(include_facets=True))
+        assert outcome.facets is not None
+        assert outcome.facets["tags"] == expected_tags(list(range(n)))
+        merged = running.rebuilds
+        time.sleep(1.5)  # idle past the pause three times over: nothing more to merge
+        assert running.rebuilds == merged and not running.rebuilding
+    finally:
+        running.close()
