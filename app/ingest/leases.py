@@ -53,9 +53,12 @@ class Leases:
         return hit.payload.get(fields.LEASE_OWNER) == self.owner
 
     def renew(self) -> None:
-        """Extend every lease this replica holds on a waiting placeholder."""
-        until = {fields.LEASE_UNTIL: self._clock() + self.seconds}
-        self.store.set_payload(until, selectors.leased_by(self.owner))
+        """Extend every lease this replica holds on a waiting placeholder. Holding none, it
+        writes nothing: a write, even one that matches no point, clears the embedded store's
+        read memo and keeps the engine from the merge it makes once writes pause."""
+        held = selectors.leased_by(self.owner)
+        if self.store.count(held):
+            self.store.set_payload({fields.LEASE_UNTIL: self._clock() + self.seconds}, held)
 
     def claim(self, placeholder_ids: Sequence[str], include_own: bool = True) -> None:
         """Take the leases among these placeholders that are free or expired (or ours)."""

@@ -209,6 +209,19 @@ def test_the_keeper_renews_leases_and_takes_over(store: EdgeStore) -> None:
     assert store.retrieve([placeholder_id("note:0")])[0].payload[LEASE_UNTIL] > first
 
 
+def test_renewing_no_lease_writes_nothing(store: EdgeStore) -> None:
+    writes: list[str] = []
+    store.on_write = lambda method, _: writes.append(method)
+    leases = Leases(store, "replica-a", seconds=LEASE)
+    leases.renew()
+    assert writes == []
+    indexer = Indexer(store, HashingEncoder(), Bm25Encoder(), CHUNK_WORDS, leases)
+    indexer.accept(validate_batch(documents(1)))
+    writes.clear()
+    leases.renew()
+    assert writes == ["set_payload"]
+
+
 def test_a_restarted_replica_resumes_its_own_leases_the_keeper_does_not_requeue_them(
     store: EdgeStore,
 ) -> None:
