@@ -21,7 +21,6 @@ from app.errors import ServiceError
 from app.extract.archive import ArchiveLimits
 from app.extract.errors import Unreadable, refusal
 from app.extract.model import Extracted
-from app.extract.reader import read_file
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +39,10 @@ class Request:
 def serve(connection: Connection, limits: ArchiveLimits) -> None:
     """The worker's loop: one file at a time, answered with ("ok", Extracted) or
     ("refused", code, message)."""
+    # The readers (openpyxl, pypdf, ...: 0.3 s of imports) are the worker's alone: the service
+    # that starts workers never reads a file itself, and starts faster without them.
+    from app.extract.reader import read_file
+
     os.nice(WORKER_NICENESS)
     resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
     connection.send(("ready",))  # its imports are done: the time limit counts from here
