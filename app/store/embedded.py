@@ -9,7 +9,7 @@ engine process: a child dies with the thread that started it, see `engine._die_w
 
     SERVING --(plain chunks >= threshold)--> BUILDING: the served engine copies its shard and
         journals its writes from then on; a rebuild engine optimizes the copy, replays the journal
-    SERVING --(a rebuild done, then no write for merge_idle_s, more than 3 segments)-->
+    SERVING --(a rebuild done, then no write for 120 s, more than 3 segments)-->
         BUILDING the same way, but the copy's segments are merged down to 2 (a merge)
     BUILDING --(caught up)--> HANDING_OVER: writes held (seal); the copy replays to the end and
         flushes; `index.json` names it (the one atomic step); the old engine retires, then exits
@@ -50,8 +50,9 @@ CATCH_UP_POLL_S = 0.05
 CAUGHT_UP_RECORDS = 16  # journal records a copy may lag when the handover starts
 RETRY_AFTER_FAILURE_S = 300.0
 # Once writes pause this long after a rebuild, the index is merged down to MERGED_SEGMENTS: the
-# rebuilds made while they arrived leave up to REBUILD_SEGMENTS, each searched on its own.
-MERGE_AFTER_IDLE_S = 30.0
+# rebuilds made while they arrived leave up to REBUILD_SEGMENTS, each searched on its own. A
+# merge re-indexes every chunk (100 s of two cores at 100k), so a short pause does not start one.
+MERGE_AFTER_IDLE_S = 120.0
 STOP_WAIT_S = 30.0
 
 
