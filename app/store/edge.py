@@ -31,7 +31,7 @@ from app.store.fields import (
 )
 from app.store.index_format import IndexSettings
 from app.store.layout import EDGE_CONFIG, IndexLayout
-from app.store.memo import ReadMemo
+from app.store.memo import ReadMemo, filter_key
 
 log = logging.getLogger(__name__)
 
@@ -72,10 +72,6 @@ def _point_key(id_: object) -> str:
         return str(uuid.UUID(str(id_)))
     except ValueError:
         return str(id_)
-
-
-def _key(filter: models.Filter | None) -> str:
-    return "" if filter is None else filter.model_dump_json()
 
 
 def _point_struct(record: Any) -> models.PointStruct:
@@ -480,7 +476,7 @@ class EdgeStore:
         if filter is not None and (documents := self._facets.count(filter)) is not None:
             return documents
         request = qe.CountRequest(exact=True, filter=translate.filter_(filter))
-        return self._memo.get(("count", _key(filter)), lambda: self._shard.count(request))
+        return self._memo.get(("count", filter_key(filter)), lambda: self._shard.count(request))
 
     @guarded()
     def facet(self, key: str, filter: models.Filter, limit: int) -> dict[str, int]:
@@ -492,7 +488,7 @@ class EdgeStore:
         def read() -> dict[str, int]:
             return {str(hit.value): hit.count for hit in self._shard.facet(request)}
 
-        return dict(self._memo.get(("facet", key, limit, _key(filter)), read))
+        return dict(self._memo.get(("facet", key, limit, filter_key(filter)), read))
 
     def optimize(self) -> bool:
         """Merge segments and build the HNSW graph. Blocks and holds the GIL for minutes at

@@ -7,7 +7,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
+from qdrant_client import models
+
 T = TypeVar("T")
+
+
+def filter_key(filter: models.Filter | None) -> str:
+    """A filter as a memo key: equal filters, equal keys."""
+    return "" if filter is None else filter.model_dump_json()
 
 
 class ReadMemo:

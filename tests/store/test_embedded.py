@@ -204,3 +204,29 @@ def test_once_writes_pause_the_segments_the_rebuilds_left_are_merged_once(
         assert running.rebuilds == merged and not running.rebuilding
     finally:
         running.close()
+
+
+def test_counts_and_facets_are_kept_until_a_write_and_exact_after_it(
+    engine: EmbeddedEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    indexer = Indexer(engine.store, HashingEncoder(), Bm25Encoder())
+    write(indexer, range(10))
+    sent: list[str] = []
+    send = engine.store._send
+
+    def spy(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        sent.append(method)
+        return send(method, args, kwargs)
+
+    monkeypatch.setattr(engine.store, "_send", spy)
+    for _ in range(3):
+        assert engine.store.count(documents()) == 10
+        assert engine.store.facet("tags", documents(), 10) == dict(
+            Counter(TAGS[n % 3] for n in range(10))
+        )
+    assert sent == ["count", "facet"]  # asked the engine once each
+    write(indexer, range(10, 15))
+    assert engine.store.count(documents()) == 15
+    assert engine.store.facet("tags", documents(), 10) == dict(
+        Counter(TAGS[n % 3] for n in range(15))
+    )
