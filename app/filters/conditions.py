@@ -11,7 +11,6 @@ from qdrant_client import models
 from app.auth import Principal
 from app.filters.selectors import (
     FIRST_CHUNK,
-    IS_CHUNK,
     in_directory,
     of_documents,
     readable_by,
@@ -105,8 +104,11 @@ class SearchFilter:
 
 
 def search_filter(principal: Principal, spec: FilterSpec) -> SearchFilter:
+    """The access rule alone keeps to searchable chunks: only a chunk carries readers (see
+    fields.READERS). A `kind` condition beside it was checked at every point an engine search
+    visits: 10 % of a hybrid search's engine time at 100k chunks."""
     return SearchFilter(
-        base=(IS_CHUNK, readable_by(access_principals(principal))),
+        base=(readable_by(access_principals(principal)),),
         parts=_spec_conditions(spec),
     )
 

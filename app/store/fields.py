@@ -20,7 +20,9 @@ KIND_PURGE = "purge"  # a purge under way: its doc types and revision (ingest/pu
 DOC_KEY = "doc_key"  # `doc_type:doc_id`, one document (see doc_key())
 DOC_TYPE = "doc_type"
 DOC_ID = "doc_id"
-READERS = "readers"  # `user:<owner>` plus the document's ACL
+# `user:<owner>` plus the document's ACL. Only a chunk carries it (never a placeholder, meta
+# point or purge marker): the search filter relies on it (app.filters.conditions).
+READERS = "readers"
 
 # A chunk: the document's fields, its text and its place in the document.
 TITLE = "title"

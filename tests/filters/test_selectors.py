@@ -5,6 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from qdrant_client import models
 
 from app.auth import Principal
 from app.embeddings.dense import HashingEncoder
@@ -14,6 +15,7 @@ from app.filters.conditions import Facet, SearchFilter, search_filter
 from app.filters.spec import FilterSpec
 from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer, Job
+from app.store import fields
 from app.store.edge import EdgeStore
 from tests.helpers import doc
 
@@ -109,3 +111,14 @@ def test_the_filter_is_built_once_per_search(
         assert len(built) == 1
     finally:
         store.close()
+
+
+def test_only_chunks_carry_readers(stored: tuple[EdgeStore, Job, Job]) -> None:
+    """The search filter keeps to chunks through the access rule alone (no `kind` condition):
+    a placeholder with readers would be found by a search."""
+    store, _, _ = stored
+    others = store.scroll(models.Filter(must_not=[selectors.IS_CHUNK]), 100)
+    assert len(others) >= 2  # the pending and the failed placeholder
+    assert all(fields.READERS not in hit.payload for hit in others)
+    chunks = store.scroll(selectors.chunks(), 100)
+    assert chunks and all(fields.READERS in hit.payload for hit in chunks)
