@@ -26,6 +26,7 @@ from app.store.errors import (
 from app.store.fields import (
     DENSE_VECTOR,
     PAYLOAD_INDEXES,
+    PINNED_INDEXES,
     SPARSE_VECTOR,
     IndexType,
 )
@@ -42,6 +43,21 @@ _EDGE_TYPES = {
     IndexType.KEYWORD: qe.PayloadSchemaType.Keyword,
     IndexType.INTEGER: qe.PayloadSchemaType.Integer,
 }
+
+
+IndexParams = qe.KeywordIndexParams | qe.IntegerIndexParams
+
+
+def _index_params(field: str) -> IndexParams:
+    memory = qe.Memory.Pinned if field in PINNED_INDEXES else qe.Memory.Cached
+    if PAYLOAD_INDEXES[field] is IndexType.KEYWORD:
+        return qe.KeywordIndexParams(memory=memory)
+    return qe.IntegerIndexParams(lookup=True, range=True, memory=memory)
+
+
+def _placement(info: Any) -> Any:
+    """Where an existing payload index lives (one created without parameters: in memory)."""
+    return getattr(info.params, "memory", None) or qe.Memory.Pinned
 
 
 def _config(optimizers: qe.EdgeOptimizersConfig | None = None) -> qe.EdgeConfig:
@@ -257,7 +273,7 @@ class EdgeStore:
             info = existing.get(field)
             if info is None:
                 self._shard.update(
-                    qe.UpdateOperation.create_field_index(field, _EDGE_TYPES[wanted])
+                    qe.UpdateOperation.create_field_index(field, _index_params(field))
                 )
                 created.append(field)
             elif info.data_type != _EDGE_TYPES[wanted]:
@@ -494,7 +510,21 @@ class EdgeStore:
         """Merge segments and build the HNSW graph. Blocks and holds the GIL for minutes at
         100k points: for an offline window (`astrolabe-search optimize`), never from `serve`."""
         with self._write_lock:
+            self._place_payload_indexes()
             return bool(self._shard.optimize())
+
+    def _place_payload_indexes(self) -> None:
+        """Indexes made before PINNED_INDEXES (all in memory) are made again where it puts
+        them: here, off the served path (a rebuild's copy, or offline), since it takes ~1 s per
+        index at 100k chunks. Filters meanwhile fall back to reading payloads: still exact."""
+        existing = self._shard.info().payload_schema
+        for field in PAYLOAD_INDEXES:
+            info = existing.get(field)
+            wanted = _index_params(field)
+            if info is None or _placement(info) == wanted.memory:
+                continue
+            self._shard.update(qe.UpdateOperation.delete_field_index(field))
+            self._shard.update(qe.UpdateOperation.create_field_index(field, wanted))
 
     @guarded()
     def vector_index(self) -> VectorIndex:

@@ -86,6 +86,12 @@ class IndexType(StrEnum):
     INTEGER = "integer"
 
 
+# The payload indexes the embedded engine keeps in memory; the others are memory-mapped, read
+# through the page cache when a filter uses them. Every search checks the access rule at each
+# point it visits: mapped, it cost 23 % more per hybrid search at 100k chunks. Loading every
+# index into memory took 0.5 of the 0.8 s it took to open a 100k shard.
+PINNED_INDEXES = frozenset({READERS})
+
 PAYLOAD_INDEXES: dict[str, IndexType] = {
     KIND: IndexType.KEYWORD,
     READERS: IndexType.KEYWORD,
