@@ -33,6 +33,7 @@ from app.store.fields import (
 from app.store.index_format import IndexSettings
 from app.store.layout import EDGE_CONFIG, IndexLayout
 from app.store.memo import ReadMemo, filter_key
+from app.store.read_back import start_read_back
 
 log = logging.getLogger(__name__)
 
@@ -505,6 +506,10 @@ class EdgeStore:
             return {str(hit.value): hit.count for hit in self._shard.facet(request)}
 
         return dict(self._memo.get(("facet", key, limit, filter_key(filter)), read))
+
+    def read_back(self) -> None:
+        """Bring the shard's files back into the page cache, in the background (read_back)."""
+        start_read_back(self._path, self._closing)
 
     def optimize(self) -> bool:
         """Merge segments and build the HNSW graph. Blocks and holds the GIL for minutes at

@@ -385,10 +385,12 @@ def main(argv: list[str] | None = None) -> int:
             """The graph build, and the replay thread it starts, run niced; the handover's
             last records are applied by the call that finishes it, at the normal priority."""
             store.optimize()
+            store.read_back()  # the segments it wrote left the page cache
             engine.replay_from(journal)
 
         at_niceness(REBUILD_NICENESS, rebuild)
     else:
+        store.read_back()  # the last close left none of it in the page cache
         store.wait_for_facet_index()
     listener = Listener(args.socket, "AF_UNIX", authkey=key)
     threading.Thread(target=_accept, args=(engine, listener), daemon=True).start()
