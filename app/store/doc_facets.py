@@ -269,7 +269,7 @@ class DocumentFacets:
     def _chunks_matching(self, selector: models.Filter) -> Mask | None:
         """The rows of the documents whose chunks `selector` selects: a filter of chunks
         (`kind`) on fields every chunk of a document shares; else None."""
-        if not self.ready or MEMBERSHIP[0] not in _listed(selector.must):
+        if not self.ready or not _keeps_to_chunks(_listed(selector.must)):
             return None
         if fields.CHUNK_INDEX in _keys(selector):
             return None
@@ -281,7 +281,8 @@ class DocumentFacets:
     def _documents_matching(self, selector: models.Filter) -> Mask | None:
         """Live rows matching `selector`, or None if it may match points that are not documents
         or cannot be evaluated here."""
-        if not self.ready or not all(c in _listed(selector.must) for c in MEMBERSHIP):
+        must = _listed(selector.must)
+        if not self.ready or MEMBERSHIP[1] not in must or not _keeps_to_chunks(must):
             return None
         try:
             return self._filter(selector)
@@ -367,6 +368,20 @@ def _keys(flt: models.Filter) -> set[str]:
             elif isinstance(condition, models.FieldCondition):
                 found.add(condition.key)
     return found
+
+
+def _keeps_to_chunks(must: list[Any]) -> bool:
+    """Whether conditions that must all hold select chunks only: by their kind, or by the access
+    rule (only a chunk carries readers: fields.READERS)."""
+    return any(
+        condition == MEMBERSHIP[0]
+        or (
+            isinstance(condition, models.FieldCondition)
+            and condition.key == fields.READERS
+            and isinstance(condition.match, (models.MatchValue, models.MatchAny))
+        )
+        for condition in must
+    )
 
 
 def _listed(value: Any) -> list[Any]:

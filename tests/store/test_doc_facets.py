@@ -55,6 +55,8 @@ def point(key: str, index: int, doc: dict[str, Any]) -> models.PointStruct:
         fields.TAGS: doc["tags"],
         fields.CATEGORY: doc["category"],
     }
+    if payload[fields.KIND] != fields.KIND_CHUNK:
+        del payload[fields.READERS]  # as the service writes them: only a chunk has readers
     n = int(key.split(":")[1]) * 8 + index
     return models.PointStruct(
         id=f"00000000-0000-0000-0000-{n:012d}",
@@ -220,3 +222,21 @@ def test_a_filter_it_cannot_evaluate_is_answered_by_the_engine(pair: Pair) -> No
     assert pair.indexed.count(unindexed) == 1
     # Every chunk, not only documents: not what the index holds, the engine counts.
     assert pair.indexed.count(models.Filter(must=[readable_by(["user:alice"])])) == 1
+
+
+def test_the_search_filter_is_answered_from_memory(pair: Pair) -> None:
+    """The search filter keeps to chunks through the access rule alone (no `kind`): its
+    counts and facets must still come from memory, not from a scan by the engine."""
+    doc = {"doc_type": "note", "owner": "alice", "acl": ["group:eng"], "modified_at": 100}
+    doc |= {"folder": "/A", "tags": ["red"], "category": "Work"}
+    pair.indexed.upsert([point("note:1", 0, doc), point("note:2", 0, doc | {"owner": "bob"})])
+    pair.indexed.wait_for_facet_index()
+    visible = search_filter(Principal("alice"), FilterSpec(tags=("red",)))
+    memory = pair.indexed._facets
+    assert memory.count(visible.selector(first_chunk=True)) == 1
+    assert memory.count(visible.selector()) == 1  # chunks: the document's chunk total
+    assert memory.facet(fields.TAGS, visible.selector(first_chunk=True), 10) == {"red": 1}
+    everyone = models.Filter(must=[FIRST_CHUNK, readable_by(["user:alice", "user:bob"])])
+    assert memory.count(everyone) == 2
+    unguarded = models.Filter(must=[FIRST_CHUNK])  # a placeholder could match: the engine
+    assert memory.count(unguarded) is None
