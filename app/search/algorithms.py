@@ -16,7 +16,7 @@ from app.filters.selectors import Selector
 from app.search import feedback
 from app.search.fusion import DEFAULT_DENSE_WEIGHT, Branch, Fusion, FusionMethod, branch_weights
 from app.store import fields
-from app.store.base import Hit, Store
+from app.store.base import Hit, Query, Store
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 
 # What ranking, grouping and verify read from a candidate; the rest of the payload (the text
@@ -263,28 +263,24 @@ class Hybrid(SearchAlgorithm):
         payload_keys: Sequence[str],
     ) -> list[Hit]:
         dense_weight, sparse_weight = self.weights
+        dense = dense_weight > 0 or not query.has_terms
+        sparse = query.sparse if sparse_weight > 0 and query.has_terms else None
+        asked = []
+        if dense:
+            nearest = models.NearestQuery(nearest=query.dense or [])
+            asked.append(Query(nearest, depth, DENSE_VECTOR, where, payload_keys=NO_PAYLOAD))
+        if sparse is not None:
+            nearest = models.NearestQuery(nearest=sparse)
+            asked.append(Query(nearest, depth, SPARSE_VECTOR, where, payload_keys=NO_PAYLOAD))
+        answers = iter(self.store.query_batch(asked))  # both branches in one engine call
         branches = []
         strong = []
-        if dense_weight > 0 or not query.has_terms:
-            nearest = models.NearestQuery(nearest=query.dense or [])
-            hits = self.store.query(
-                query=nearest,
-                using=DENSE_VECTOR,
-                filter=where,
-                limit=depth,
-                payload_keys=NO_PAYLOAD,
-            )
+        if dense:
+            hits = next(answers)
             branches.append(Branch(hits, dense_weight or 1.0, cosine=True))
             strong.append(strong_in(hits, STRONG_COSINE, depth))
-        if sparse_weight > 0 and query.has_terms and query.sparse is not None:
-            nearest = models.NearestQuery(nearest=query.sparse)
-            hits = self.store.query(
-                query=nearest,
-                using=SPARSE_VECTOR,
-                filter=where,
-                limit=depth,
-                payload_keys=NO_PAYLOAD,
-            )
+        if sparse is not None:
+            hits = next(answers)
             branches.append(Branch(hits, sparse_weight))
             strong.append(strong_in(hits, bm25_floor(hits), depth))
         self._best_possible = self.fusion.best_possible(branches)

@@ -29,6 +29,18 @@ class VectorIndex:
     rebuilding: bool = False
 
 
+@dataclass(frozen=True)
+class Query:
+    """One query of a batch (`Store.query_batch`), with `Store.query`'s arguments."""
+
+    query: models.Query | None
+    limit: int
+    using: str | None = None
+    filter: models.Filter | None = None
+    score_threshold: float | None = None
+    payload_keys: Sequence[str] | None = None
+
+
 class Store(Protocol):
     backend: str
 
@@ -63,6 +75,11 @@ class Store(Protocol):
     ) -> list[Hit]:
         """`payload_keys`: only these payload keys on the hits (None: the whole payload; empty:
         no payload, ids and scores only)."""
+        ...
+
+    def query_batch(self, queries: Sequence[Query]) -> list[list[Hit]]:
+        """Several queries in one call (one round trip to an engine), the answers in order: a
+        hybrid search's two branches."""
         ...
 
     def retrieve(self, ids: Sequence[str], payload_keys: Sequence[str] | None = None) -> list[Hit]:

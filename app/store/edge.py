@@ -14,7 +14,7 @@ from qdrant_client import models
 
 from app.embeddings.dense import DIMENSION
 from app.store import facet_snapshot, fields, index_format, translate
-from app.store.base import Hit, VectorIndex
+from app.store.base import Hit, Query, VectorIndex
 from app.store.doc_facets import MEMBERSHIP, PAYLOAD_KEYS, DocumentFacets
 from app.store.errors import (
     DataDirectoryInUse,
@@ -405,7 +405,27 @@ class EdgeStore:
             score_threshold=score_threshold,
             with_payload=False,
         )
-        scored = self._shard.query(request)
+        return self._with_payloads(self._shard.query(request), payload_keys)
+
+    @guarded()
+    def query_batch(self, queries: Sequence[Query]) -> list[list[Hit]]:
+        requests = [
+            qe.QueryRequest(
+                limit=q.limit,
+                query=translate.query(q.query, q.using),
+                filter=translate.filter_(q.filter),
+                score_threshold=q.score_threshold,
+                with_payload=False,
+            )
+            for q in queries
+        ]
+        answers = self._shard.query_batch(qe.QueryBatchRequest(queries=requests))
+        return [
+            self._with_payloads(scored, q.payload_keys)
+            for scored, q in zip(answers, queries, strict=True)
+        ]
+
+    def _with_payloads(self, scored: list[Any], payload_keys: Sequence[str] | None) -> list[Hit]:
         if payload_keys is not None and not payload_keys:
             return [Hit(id=str(p.id), score=float(p.score), payload={}) for p in scored]
         # Payloads come by id in a second call: a query that selects payload keys pays for the

@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from qdrant_client import models
 
-from app.store.base import Hit, VectorIndex
+from app.store.base import Hit, Query, VectorIndex
 from app.store.errors import EngineUnavailable
 from app.store.memo import ReadMemo, filter_key
 from app.store.wire import PROTOCOL, WRITES, Call, Control, Failure, Moved, raise_failure
@@ -197,6 +197,9 @@ class ProcessStore:
             score_threshold=score_threshold,
             payload_keys=None if payload_keys is None else list(payload_keys),
         )
+
+    def query_batch(self, queries: Sequence[Query]) -> list[list[Hit]]:
+        return self._typed(list, "query_batch", list(queries))
 
     def retrieve(self, ids: Sequence[str], payload_keys: Sequence[str] | None = None) -> list[Hit]:
         keys = None if payload_keys is None else list(payload_keys)

@@ -11,7 +11,7 @@ import httpx
 from qdrant_client import QdrantClient, models
 
 from app.config import Settings
-from app.store.base import Hit, VectorIndex
+from app.store.base import Hit, Query, VectorIndex
 from app.store.cluster import READ_CONSISTENCY, WRITE_ORDERING, CollectionLayout, check_collection
 from app.store.errors import EngineFailed, EngineUnavailable, IndexConflict, StoreError, guarded
 from app.store.fields import DENSE_VECTOR, PAYLOAD_INDEXES, IndexType
@@ -202,6 +202,27 @@ class ServerStore:
             )
         )
         return [_hit(p) for p in response.points]
+
+    @guarded(is_transient)
+    def query_batch(self, queries: Sequence[Query]) -> list[list[Hit]]:
+        requests = [
+            models.QueryRequest(
+                query=q.query,
+                using=q.using,
+                filter=q.filter,
+                params=self._search_params if q.using == DENSE_VECTOR else None,
+                limit=q.limit,
+                score_threshold=q.score_threshold,
+                with_payload=_payload_selector(q.payload_keys),
+            )
+            for q in queries
+        ]
+        responses = self._call(
+            lambda: self._client.query_batch_points(
+                self._collection, requests=requests, consistency=READ_CONSISTENCY
+            )
+        )
+        return [[_hit(p) for p in response.points] for response in responses]
 
     def _tuned(self, prefetch: models.Prefetch) -> models.Prefetch:
         """Dense legs of a quantized collection get the rescoring search parameters."""

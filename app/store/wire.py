@@ -15,7 +15,7 @@ from app.store.translate import UntranslatableError
 PROTOCOL = 1
 
 READS = frozenset(
-    {"query", "retrieve", "dense_vectors", "scroll", "scroll_page", "count", "facet"}
+    {"query", "query_batch", "retrieve", "dense_vectors", "scroll", "scroll_page", "count", "facet"}
     | {"vector_index", "ensure_room", "segments"}
 )
 WRITES = frozenset({"upsert", "set_payload", "delete", "update_vectors"})

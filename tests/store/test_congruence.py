@@ -27,10 +27,10 @@ from app.ingest.pipeline import Indexer
 from app.search.algorithms import CANDIDATE_KEYS, Algorithm, FusionMethod, QueryEncoder
 from app.search.service import Granularity, SearchOutcome, SearchQuery, SearchService
 from app.store import translate
-from app.store.base import Hit, Store
+from app.store.base import Hit, Query, Store
 from app.store.edge import EdgeStore
 from app.store.embedded import EmbeddedEngine
-from app.store.fields import DENSE_VECTOR, PAYLOAD_INDEXES
+from app.store.fields import DENSE_VECTOR, PAYLOAD_INDEXES, SPARSE_VECTOR
 from app.store.process import ProcessStore
 from app.store.server import ServerStore
 from tests.helpers import doc
@@ -338,6 +338,31 @@ def test_an_empty_key_list_returns_ids_and_scores_only(stores: Pair) -> None:
         assert all(hit.payload == {} for hit in bare)
 
 
+def test_a_batch_answers_each_query_as_alone(stores: Pair) -> None:
+    selector = build_filter(ALICE, FilterSpec())
+    dense = models.NearestQuery(nearest=HashingEncoder().encode(["comet orbit"])[0])
+    sparse = Bm25Encoder().encode_query("comet orbit")
+    batch = [
+        Query(dense, 20, DENSE_VECTOR, selector, payload_keys=()),
+        Query(models.NearestQuery(nearest=sparse), 20, SPARSE_VECTOR, selector, 0.1, ("doc_id",)),
+    ]
+    for store in (stores.edge, *stores.others):
+        answers = store.query_batch(batch)
+        assert len(answers) == 2 and len(answers[0]) == 20 and 0 < len(answers[1]) <= 20
+        for alone, q in zip(answers, batch, strict=True):
+            one = store.query(
+                query=q.query,
+                using=q.using,
+                filter=q.filter,
+                limit=q.limit,
+                score_threshold=q.score_threshold,
+                payload_keys=q.payload_keys,
+            )
+            assert [(h.id, h.payload) for h in alone] == [(h.id, h.payload) for h in one]
+            assert all(close(a.score, b.score) for a, b in zip(alone, one, strict=True))
+        assert answers[1][0].payload.keys() == {"doc_id"}
+
+
 def test_retrieve_returns_only_the_payload_keys_asked_for(stores: Pair) -> None:
     selector = build_filter(ALICE, FilterSpec())
     order = models.OrderByQuery(order_by=models.OrderBy(key="modified_at"))
@@ -362,6 +387,10 @@ class KeysAsked:
     def query(self, **request: Any) -> list[Hit]:
         self.asked.append(request.get("payload_keys"))
         return self.store.query(**request)
+
+    def query_batch(self, queries: Sequence[Query]) -> list[list[Hit]]:
+        self.asked += [q.payload_keys for q in queries]
+        return self.store.query_batch(queries)
 
 
 @pytest.mark.parametrize("algorithm", [Algorithm.HYBRID, Algorithm.SEMANTIC, Algorithm.BM25])
