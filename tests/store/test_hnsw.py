@@ -18,6 +18,7 @@ from app.store.fields import (
     DOC_KEY,
     KIND,
     KIND_CHUNK,
+    READERS,
     SPARSE_VECTOR,
     TOTAL_CHUNKS,
 )
@@ -51,6 +52,7 @@ def _points(ns: range, vectors: np.ndarray, version: int = 0) -> list[models.Poi
             payload={
                 KIND: KIND_CHUNK,
                 DOC_KEY: f"doc{n}",
+                READERS: ["user:alice"],
                 CHUNK_INDEX: 0,  # each point a document of one chunk, as the indexer writes it
                 TOTAL_CHUNKS: 1,
                 "group": n % 20,
