@@ -7,6 +7,7 @@ thread releases the GIL between blocks: the 730 MB of a 100k shard come back in 
 without holding searches up."""
 
 import logging
+import os
 import threading
 from pathlib import Path
 
@@ -21,10 +22,16 @@ def _priority(path: Path) -> int:
     return next((rank for rank, part in enumerate(FIRST) if part in path.parts), len(FIRST))
 
 
+def _files(shard: Path) -> list[Path]:
+    """Every file under `shard`; os.walk passes over a directory that vanishes meanwhile (an
+    optimize drops its temporary segments), where Path.rglob raised."""
+    return [Path(top, name) for top, _, names in os.walk(shard) for name in names]
+
+
 def read_back(shard: Path, stop: threading.Event) -> int:
     """Read every file under `shard` once (until `stop`); the number of bytes read. Files that
     vanish meanwhile (an optimize replaces segments) are skipped."""
-    files = sorted((path for path in shard.rglob("*") if path.is_file()), key=_priority)
+    files = sorted(_files(shard), key=_priority)
     buffer = bytearray(BLOCK)
     total = 0
     for path in files:
