@@ -18,7 +18,7 @@ from app.config import Settings
 from app.embeddings.dense import DenseEncoder
 from app.errors import PayloadTooLarge, error_response, install_error_handlers
 from app.ingest.receive import MULTIPART_OVERHEAD
-from app.mcp.server import McpEndpoint
+from app.mcp.endpoint import McpEndpoint
 from app.routes import admin, documents, files, metrics, navigation, search, status, sync, viz
 from app.routes.pages import install_pages
 from app.state import AppState, close_services, load_services
