@@ -268,7 +268,7 @@ class DocumentFacets:
 
     def _chunks_matching(self, selector: models.Filter) -> Mask | None:
         """The rows of the documents whose chunks `selector` selects: a filter of chunks
-        (`kind`) on fields every chunk of a document shares; else None."""
+        (`kind`, or the access rule) on fields every chunk of a document shares; else None."""
         if not self.ready or not _keeps_to_chunks(_listed(selector.must)):
             return None
         if fields.CHUNK_INDEX in _keys(selector):

@@ -61,6 +61,21 @@ def _placement(info: Any) -> Any:
     return getattr(info.params, "memory", None) or qe.Memory.Pinned
 
 
+def _request(
+    q: Query, prefetch: Sequence[models.Prefetch] = (), offset: int = 0
+) -> qe.QueryRequest:
+    """Ids and scores only: payloads are read by id after (`EdgeStore._with_payloads`)."""
+    return qe.QueryRequest(
+        limit=q.limit,
+        offset=offset,
+        query=translate.query(q.query, q.using),
+        prefetches=[translate.prefetch(p) for p in prefetch] or None,
+        filter=translate.filter_(q.filter),
+        score_threshold=q.score_threshold,
+        with_payload=False,
+    )
+
+
 def _config(optimizers: qe.EdgeOptimizersConfig | None = None) -> qe.EdgeConfig:
     return qe.EdgeConfig(
         vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=DIMENSION, distance=qe.Distance.Cosine)},
@@ -396,29 +411,13 @@ class EdgeStore:
         score_threshold: float | None = None,
         payload_keys: Sequence[str] | None = None,
     ) -> list[Hit]:
-        request = qe.QueryRequest(
-            limit=limit,
-            offset=offset,
-            query=translate.query(query, using),
-            prefetches=[translate.prefetch(p) for p in prefetch] or None,
-            filter=translate.filter_(filter),
-            score_threshold=score_threshold,
-            with_payload=False,
-        )
+        asked = Query(query, limit, using, filter, score_threshold)
+        request = _request(asked, prefetch, offset)
         return self._with_payloads(self._shard.query(request), payload_keys)
 
     @guarded()
     def query_batch(self, queries: Sequence[Query]) -> list[list[Hit]]:
-        requests = [
-            qe.QueryRequest(
-                limit=q.limit,
-                query=translate.query(q.query, q.using),
-                filter=translate.filter_(q.filter),
-                score_threshold=q.score_threshold,
-                with_payload=False,
-            )
-            for q in queries
-        ]
+        requests = [_request(q) for q in queries]
         answers = self._shard.query_batch(qe.QueryBatchRequest(queries=requests))
         return [
             self._with_payloads(scored, q.payload_keys)
