@@ -125,7 +125,9 @@ class _Field:
 class DocumentFacets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._row_of: dict[str, int] = {}
+        # Point id -> row; None after a restore until the first write needs it (building it
+        # took 0.6 s of a 1M-document start, which the engine was not ready before).
+        self._row_of: dict[str, int] | None = {}
         # Per row: its document's chunks (total_chunks), 0 once replaced or deleted; its point id.
         self._chunks = _Growable("int32")
         self._ids = _Growable(POINT_ID)
@@ -152,6 +154,7 @@ class DocumentFacets:
         """These points are now as `payloads` says (absent: deleted)."""
         if self.abandoned:
             return
+        row_of = self._rows_by_id()  # outside the lock: counts and facets go on meanwhile
         with self._lock:
             self._masks.clear()
             first_new = self._chunks.size
@@ -159,13 +162,13 @@ class DocumentFacets:
             new_ids: list[str] = []
             new_chunks: list[int] = []
             for id_ in dict.fromkeys(ids):
-                row = self._row_of.pop(id_, None)
+                row = row_of.pop(id_, None)
                 if row is not None:
                     self._chunks.view()[row] = 0
                 payload = payloads.get(id_)
                 if payload is None or not is_document(payload):
                     continue
-                row = self._row_of[id_] = first_new + len(new_ids)
+                row = row_of[id_] = first_new + len(new_ids)
                 new_ids.append(id_)
                 new_chunks.append(_chunk_total(payload))
                 for key, field in self._fields.items():
@@ -178,15 +181,23 @@ class DocumentFacets:
             for key, (rows, values) in added.items():
                 self._fields[key].rows.extend(rows)
                 self._fields[key].values.extend(values)
-            self._compact_if_sparse()
+            self._compact_if_sparse(row_of)
 
-    def _compact_if_sparse(self) -> None:
+    def _rows_by_id(self) -> dict[str, int]:
+        """Writes come one at a time (the store's write lock), so only one call builds it."""
+        if self._row_of is None:
+            rows = np.flatnonzero(self._chunks.view())
+            ids = map(bytes.decode, self._ids.view()[rows].tolist())
+            self._row_of = dict(zip(ids, rows.tolist(), strict=True))
+        return self._row_of
+
+    def _compact_if_sparse(self, row_of: dict[str, int]) -> None:
         """Replaced and deleted rows are only marked dead; renumber once they are the most."""
-        dead = self._chunks.size - len(self._row_of)
-        if dead > max(1024, len(self._row_of)):
-            self._compact()
+        dead = self._chunks.size - len(row_of)
+        if dead > max(1024, len(row_of)):
+            self._compact(row_of)
 
-    def _compact(self) -> None:
+    def _compact(self, row_of: dict[str, int]) -> None:
         chunks = self._chunks.view()
         alive = chunks > 0
         renumbered = np.cumsum(alive) - 1
@@ -195,7 +206,7 @@ class DocumentFacets:
             keep = alive[rows]
             field.rows.replace(renumbered[rows[keep]])
             field.values.replace(values[keep])
-        self._row_of = {id_: int(renumbered[row]) for id_, row in self._row_of.items()}
+        self._row_of = {id_: int(renumbered[row]) for id_, row in row_of.items()}
         self._chunks.replace(chunks[alive])
         self._ids.replace(self._ids.view()[alive])
 
@@ -222,11 +233,9 @@ class DocumentFacets:
     ) -> "DocumentFacets":
         """An index as `export` gave it, complete (`loaded`)."""
         facets = cls()
-        chunks = arrays["rows.chunks"]
-        ids = arrays["rows.ids"]
-        facets._row_of = {ids[row].decode(): int(row) for row in np.flatnonzero(chunks)}
-        facets._chunks.replace(chunks)
-        facets._ids.replace(ids)
+        facets._row_of = None
+        facets._chunks.replace(arrays["rows.chunks"])
+        facets._ids.replace(arrays["rows.ids"])
         for key, field in facets._fields.items():
             field.rows.replace(arrays[f"{key}.rows"])
             field.values.replace(arrays[f"{key}.values"])

@@ -9,7 +9,7 @@ from qdrant_client import models
 
 from app.auth import Principal
 from app.filters.conditions import FACET_KEYS, search_filter
-from app.filters.selectors import documents
+from app.filters.selectors import documents, of_document
 from app.filters.spec import FilterSpec
 from app.store.edge import EdgeStore
 from app.store.layout import IndexLayout
@@ -84,6 +84,7 @@ def test_a_crash_leaves_no_snapshot_and_the_documents_are_read_back(tmp_path: Pa
     store = EdgeStore(tmp_path / "live", "c")  # took the snapshot
     try:
         store.set_payload({"tags": ["green"]}, models.Filter(must=[documents()]))
+        store.delete(models.Filter(must=[of_document("note:1")]))
         expected = answers(store)
         store.flush()
         shutil.copytree(tmp_path / "live", tmp_path / "crashed")  # the disk as a kill leaves it
