@@ -2,6 +2,7 @@
 reindex-sparse | backup | restore | reindex`."""
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -43,6 +44,16 @@ DEMO_CORPUS = Path(__file__).resolve().parent / "demo" / "corpus.jsonl"
 
 
 def _serve(args: argparse.Namespace) -> int:
+    # No collection while the web stack is imported: each full one walked every object made so
+    # far (~100-150 ms of a start in all); _run_server turns it back on before serving.
+    gc.disable()
+    try:
+        return _start_serving(args)
+    finally:
+        gc.enable()
+
+
+def _start_serving(args: argparse.Namespace) -> int:
     from app.auth import build_authenticator
 
     settings = Settings()
@@ -151,6 +162,11 @@ def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:
         access_log=False,
     )
     server = Server(config)
+    # The start-up's objects (the web stack, the models of the filter language) live as long as
+    # the process: moved out of the collector's reach, a full collection no longer walks them
+    # (95 ms with every search waiting, half a second after /readyz, without this).
+    gc.freeze()
+    gc.enable()
     server.run()
     return 0 if server.started else EXIT_STARTUP_FAILED
 

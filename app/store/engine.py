@@ -17,6 +17,7 @@ kill -9 one: like a crash, which the write-ahead logs are for."""
 
 import argparse
 import ctypes
+import gc
 import json
 import logging
 import os
@@ -392,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         store.read_back()  # the last close left none of it in the page cache
         store.wait_for_facet_index()
+    gc.freeze()  # a full collection would walk every object of the start while searches wait
     listener = Listener(args.socket, "AF_UNIX", authkey=key)
     threading.Thread(target=_accept, args=(engine, listener), daemon=True).start()
     _report(ready=args.socket)
