@@ -37,6 +37,7 @@ PAYLOAD_KEYS = [*KEYWORD_FIELDS, *INTEGER_FIELDS, fields.TOTAL_CHUNKS]
 
 POINT_ID = "S36"  # a point id as the engine spells it (a UUID, or a number)
 MASKS_KEPT = 64
+ROWS_PER_SLICE = 16_384  # ~10 ms of building the id -> row map between two GIL hand-offs
 
 
 class Unsupported(Exception):
@@ -184,11 +185,17 @@ class DocumentFacets:
             self._compact_if_sparse(row_of)
 
     def _rows_by_id(self) -> dict[str, int]:
-        """Writes come one at a time (the store's write lock), so only one call builds it."""
+        """Writes come one at a time (the store's write lock), so only one call builds it. A
+        slice at a time: one C call over 1M ids held the GIL, and every search, for 0.57 s."""
         if self._row_of is None:
             rows = np.flatnonzero(self._chunks.view())
-            ids = map(bytes.decode, self._ids.view()[rows].tolist())
-            self._row_of = dict(zip(ids, rows.tolist(), strict=True))
+            ids = self._ids.view()
+            row_of: dict[str, int] = {}
+            for start in range(0, rows.size, ROWS_PER_SLICE):
+                part = rows[start : start + ROWS_PER_SLICE]
+                keys = map(bytes.decode, ids[part].tolist())
+                row_of.update(zip(keys, part.tolist(), strict=True))
+            self._row_of = row_of
         return self._row_of
 
     def _compact_if_sparse(self, row_of: dict[str, int]) -> None:

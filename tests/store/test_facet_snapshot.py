@@ -5,12 +5,14 @@ before any write, so a crash never leaves one behind that the shard has outgrown
 import shutil
 from pathlib import Path
 
+import pytest
 from qdrant_client import models
 
 from app.auth import Principal
 from app.filters.conditions import FACET_KEYS, search_filter
 from app.filters.selectors import documents, of_document
 from app.filters.spec import FilterSpec
+from app.store import doc_facets
 from app.store.edge import EdgeStore
 from app.store.layout import IndexLayout
 from tests.store.test_doc_facets import point
@@ -77,7 +79,10 @@ def test_a_reopened_store_loads_its_snapshot_and_answers_alike(tmp_path: Path) -
         again.close()
 
 
-def test_a_crash_leaves_no_snapshot_and_the_documents_are_read_back(tmp_path: Path) -> None:
+def test_a_crash_leaves_no_snapshot_and_the_documents_are_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(doc_facets, "ROWS_PER_SLICE", 2)  # the id -> row map in several slices
     store = EdgeStore(tmp_path / "live", "c")
     load(store)
     store.close()
