@@ -116,10 +116,11 @@ class _Field:
         self.rows.extend([row] * len(values))
         self.values.extend(values)
 
-    def rows_where(self, selected: npt.NDArray[np.bool_], live: int) -> Mask:
-        """Rows holding at least one value for which `selected` (over the pairs) is True."""
+    def rows_where(self, selected: npt.NDArray[np.bool_], live: int, first: int) -> Mask:
+        """Rows holding at least one value for which `selected` (over the pairs from `first`
+        on) is True."""
         mask = np.zeros(live, dtype=np.bool_)
-        mask[self.rows.view()[selected]] = True
+        mask[self.rows.view()[first:][selected]] = True
         return mask
 
 
@@ -132,8 +133,10 @@ class DocumentFacets:
         # Per row: its document's chunks (total_chunks), 0 once replaced or deleted; its point id.
         self._chunks = _Growable("int32")
         self._ids = _Growable(POINT_ID)
-        # Condition -> rows matching it, until the next refresh: the five facets and the count
-        # of one search share most of their conditions.
+        # Condition -> rows matching it: the five facets and the count of one search share most
+        # of their conditions, and so do the searches of one user. A row's values never change
+        # (a write gives the document a new row and zeroes the old row's chunks, which every
+        # filter checks), so a field's mask only grows by the rows written since.
         self._masks: dict[str, Mask] = {}
         self._fields = {key: _Field(True) for key in KEYWORD_FIELDS} | {
             key: _Field(False) for key in INTEGER_FIELDS
@@ -157,7 +160,6 @@ class DocumentFacets:
             return
         row_of = self._rows_by_id()  # outside the lock: counts and facets go on meanwhile
         with self._lock:
-            self._masks.clear()
             first_new = self._chunks.size
             added: dict[str, tuple[list[int], list[int]]] = {key: ([], []) for key in self._fields}
             new_ids: list[str] = []
@@ -205,6 +207,7 @@ class DocumentFacets:
             self._compact(row_of)
 
     def _compact(self, row_of: dict[str, int]) -> None:
+        self._masks.clear()  # the rows are numbered anew
         chunks = self._chunks.view()
         alive = chunks > 0
         renumbered = np.cumsum(alive) - 1
@@ -262,7 +265,10 @@ class DocumentFacets:
             if mask is not None:
                 return int(np.count_nonzero(mask))
             mask = self._chunks_matching(selector)
-            return None if mask is None else int(self._chunks.view()[mask].sum())
+            if mask is None:
+                return None
+            # A product, not chunks[mask].sum(): no copy of the rows chosen (1M: 0.9 vs 4.3 ms).
+            return int(np.dot(self._chunks.view(), mask.astype(np.int64)))
 
     def facet(self, key: str, selector: models.Filter, limit: int) -> dict[str, int] | None:
         """The engine's facet: documents per value, the `limit` most frequent (ties: by value)."""
@@ -322,27 +328,37 @@ class DocumentFacets:
         if not isinstance(condition, models.Filter | models.FieldCondition):
             raise Unsupported(type(condition).__name__)
         key = condition.model_dump_json()
-        mask = self._masks.get(key)
-        if mask is None:
-            mask = self._evaluate(condition)
-            if len(self._masks) >= MASKS_KEPT:
-                self._masks.clear()
-            self._masks[key] = mask
+        kept = self._masks.get(key)
+        if kept is not None and len(kept) == self._chunks.size:
+            return kept
+        if isinstance(condition, models.Filter):
+            mask = self._filter(condition)  # made again whole: few filters nest one
+        else:
+            mask = self._field_mask(condition, kept)
+        if kept is None and len(self._masks) >= MASKS_KEPT:
+            self._masks.clear()
+        self._masks[key] = mask
         return mask
 
-    def _evaluate(self, condition: models.Filter | models.FieldCondition) -> Mask:
-        if isinstance(condition, models.Filter):
-            return self._filter(condition)
+    def _field_mask(self, condition: models.FieldCondition, kept: Mask | None) -> Mask:
+        """`kept` (the rows before the last writes) and the rows added since."""
         field = self._fields.get(condition.key)
         if field is None:
             raise Unsupported(condition.key)
-        return field.rows_where(self._selected_pairs(field, condition), self._chunks.size)
+        known = 0 if kept is None else len(kept)
+        first = int(np.searchsorted(field.rows.view(), known))  # the pairs go in row order
+        selected = self._selected_pairs(field, condition, first)
+        mask = field.rows_where(selected, self._chunks.size, first)
+        if kept is not None:
+            mask[:known] = kept
+        return mask
 
     @staticmethod
-    def _selected_pairs(field: _Field, condition: models.FieldCondition) -> Mask:
+    def _selected_pairs(field: _Field, condition: models.FieldCondition, first: int) -> Mask:
+        """Over the pairs from `first` on."""
         if _other_parts(condition):
             raise Unsupported("condition kind")
-        values = field.values.view()
+        values = field.values.view()[first:]
         if condition.match is not None and condition.range is None:
             wanted = _match_values(condition.match)
             if field.keyword:
