@@ -1,12 +1,8 @@
-"""Reading a shard back into the page cache: every byte asked for once, what searches touch
-first, and the kernel does read it."""
+"""Reading a shard back into the page cache: every byte once, what searches touch first."""
 
-import ctypes
-import mmap
 import os
 import shutil
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,63 +20,26 @@ def _write(root: Path, name: str, size: int) -> Path:
     return path
 
 
-def test_every_file_is_asked_for_once_vectors_and_payloads_first(
+def test_every_file_is_read_once_vectors_and_payloads_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rest = _write(tmp_path, "segments/a/payload_index/map.bin", 2 * module.RANGE + 5)
+    rest = _write(tmp_path, "segments/a/payload_index/map.bin", 3 * module.BLOCK + 5)
     payloads = _write(tmp_path, "segments/a/payload_storage/page_0.dat", 10)
-    vectors = _write(tmp_path, "segments/b/vector_storage-dense/matrix.dat", module.RANGE)
+    vectors = _write(tmp_path, "segments/b/vector_storage-dense/matrix.dat", module.BLOCK)
     opened: list[Path] = []
-    real_open = os.open
+    real_open = Path.open
 
-    def spying(path: Path, flags: int) -> int:
-        opened.append(path)
-        return real_open(path, flags)
+    def spying(self: Path, *args: object, **kwargs: object) -> object:
+        opened.append(self)
+        return real_open(self, *args, **kwargs)  # type: ignore[call-overload]
 
-    monkeypatch.setattr(os, "open", spying)
-    assert read_back(tmp_path, threading.Event()) == 2 * module.RANGE + 5 + 10 + module.RANGE
+    monkeypatch.setattr(Path, "open", spying)
+    assert read_back(tmp_path, threading.Event()) == 3 * module.BLOCK + 5 + 10 + module.BLOCK
     assert opened == [vectors, payloads, rest]
 
 
-def _resident(path: Path) -> float:
-    """The share of the file's pages in the page cache (mincore)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mmap.restype = ctypes.c_void_p
-    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
-    libc.mmap.argtypes += [ctypes.c_int, ctypes.c_long]
-    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
-    size = path.stat().st_size
-    pages = -(-size // mmap.PAGESIZE)
-    with path.open("rb") as file:
-        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, file.fileno(), 0)
-    try:
-        vector = ctypes.create_string_buffer(pages)
-        assert libc.mincore(address, size, vector) == 0, os.strerror(ctypes.get_errno())
-        return sum(byte & 1 for byte in vector.raw) / pages
-    finally:
-        libc.munmap(address, size)
-
-
-def test_the_kernel_reads_the_files_back(tmp_path: Path) -> None:
-    path = tmp_path / "segments/a/vector_storage-dense/matrix.dat"
-    path.parent.mkdir(parents=True)
-    with path.open("wb") as file:
-        file.write(os.urandom(8 << 20))
-        file.flush()
-        os.fsync(file.fileno())  # clean pages: the kernel may drop them
-        os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-    if _resident(path) > 0.5:
-        pytest.skip("this file system keeps the file in memory whatever is asked (tmpfs)")
-    read_back(tmp_path, threading.Event())
-    deadline = time.monotonic() + 10
-    while _resident(path) < 1 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert _resident(path) == 1
-
-
 def test_it_stops_when_asked(tmp_path: Path) -> None:
-    _write(tmp_path, "segments/a/payload_storage/page_0.dat", 4 * module.RANGE)
+    _write(tmp_path, "segments/a/payload_storage/page_0.dat", 4 * module.BLOCK)
     stop = threading.Event()
     stop.set()
     assert read_back(tmp_path, stop) == 0
