@@ -1,5 +1,8 @@
-"""Reading a shard back into the page cache: every byte once, what searches touch first."""
+"""Reading a shard back into the page cache: every byte once, what searches touch first, and
+the pages are then in the cache."""
 
+import ctypes
+import mmap
 import os
 import shutil
 import threading
@@ -36,6 +39,40 @@ def test_every_file_is_read_once_vectors_and_payloads_first(
     monkeypatch.setattr(Path, "open", spying)
     assert read_back(tmp_path, threading.Event()) == 3 * module.BLOCK + 5 + 10 + module.BLOCK
     assert opened == [vectors, payloads, rest]
+
+
+def _resident(path: Path) -> float:
+    """The share of the file's pages in the page cache (mincore)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
+    libc.mmap.argtypes += [ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    size = path.stat().st_size
+    pages = -(-size // mmap.PAGESIZE)
+    with path.open("rb") as file:
+        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, file.fileno(), 0)
+    try:
+        vector = ctypes.create_string_buffer(pages)
+        assert libc.mincore(address, size, vector) == 0, os.strerror(ctypes.get_errno())
+        return sum(byte & 1 for byte in vector.raw) / pages
+    finally:
+        libc.munmap(address, size)
+
+
+def test_the_pages_are_in_the_cache_afterwards(tmp_path: Path) -> None:
+    path = tmp_path / "segments/a/vector_storage-dense/matrix.dat"
+    path.parent.mkdir(parents=True)
+    with path.open("wb") as file:
+        file.write(os.urandom(8 << 20))
+        file.flush()
+        os.fsync(file.fileno())  # clean pages: the kernel may drop them
+        os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    if _resident(path) > 0.5:
+        pytest.skip("this file system keeps the file in memory whatever is asked (tmpfs)")
+    read_back(tmp_path, threading.Event())
+    assert _resident(path) == 1
 
 
 def test_it_stops_when_asked(tmp_path: Path) -> None:
