@@ -39,6 +39,7 @@ from app.store.errors import StorageFull, StoreError
 from app.store.journal import JournalReader, JournalWriter
 from app.store.launch import KEY_ENV, REBUILD_SEGMENTS
 from app.store.layout import IndexLayout
+from app.store.turnstile import Turnstile
 from app.store.wire import (
     PROTOCOL,
     READS,
@@ -100,6 +101,7 @@ class Engine:
         self._journaled = 0
         self._replay: Replay | None = None
         self._last_write = time.monotonic()
+        self._reads = Turnstile()
 
     def answer(self, call: Call) -> Any:
         if call.method in CONTROL_METHODS:
@@ -109,7 +111,8 @@ class Engine:
         if call.method in WRITES:
             return self._write(call)
         if call.method in READS:
-            return getattr(self.store, call.method)(*call.args, **call.kwargs)
+            with self._reads.turn():
+                return getattr(self.store, call.method)(*call.args, **call.kwargs)
         raise StoreError(f"an engine process does not answer {call.method!r}")
 
     def _write(self, call: Call) -> Any:
