@@ -11,7 +11,8 @@
    searches of the first seconds after /readyz, every scenario.
 
 Tiers past HTTP_LOAD_MAX (the 1m tier) are prepared through the store layer as bench.prepare
-does and start at the trickle, once the service has read its index back. The peers' live side is in bench.peers (`--live`)."""
+does and start at the trickle, once the service has read its index back. The peers' live side
+is in bench.peers (`--live`)."""
 
 import itertools
 import json
