@@ -112,10 +112,6 @@ class _Field:
             self.vocabulary.append(value)
         return code
 
-    def add(self, row: int, values: list[int]) -> None:
-        self.rows.extend([row] * len(values))
-        self.values.extend(values)
-
     def rows_where(self, selected: npt.NDArray[np.bool_], live: int, first: int) -> Mask:
         """Rows holding at least one value for which `selected` (over the pairs from `first`
         on) is True."""
