@@ -15,6 +15,11 @@ Lines on stdout tell the supervisor where it stands: {"opened": shard}, {"ready"
 {"error": class, "message": ...}. It dies with its supervisor (PR_SET_PDEATHSIG), even a
 kill -9 one: like a crash, which the write-ahead logs are for."""
 
+if __name__ == "__main__":  # the engine process: qdrant-client's models without its clients
+    from app.store.qdrant_models import import_models_only
+
+    import_models_only()
+
 import argparse
 import ctypes
 import gc

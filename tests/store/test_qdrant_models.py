@@ -1,0 +1,62 @@
+"""The engine process uses qdrant-client's models without importing its clients (each test runs
+a fresh interpreter: the test process has imported the clients long before)."""
+
+import subprocess
+import sys
+import textwrap
+
+CLIENT_MODULES = ("qdrant_client.qdrant_client", "qdrant_client.async_qdrant_client")
+
+
+def _run(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_models_build_pickle_and_translate_without_the_clients() -> None:
+    done = _run(
+        """
+        import pickle, sys
+        from app.store.qdrant_models import import_models_only
+        import_models_only()
+        from qdrant_client import models
+        from app.filters.selectors import readable_by
+        from app.store import translate
+        rule = models.Filter(must=[readable_by(["user:alice", "group:staff"])])
+        prefetch = models.Prefetch(
+            query=models.SparseVector(indices=[3], values=[0.5]), using="bm25", filter=rule
+        )
+        assert pickle.loads(pickle.dumps(prefetch)) == prefetch
+        print(type(translate.filter_(rule)).__name__)
+        print(sorted(set(sys.modules) & {"qdrant_client.qdrant_client",
+                                         "qdrant_client.async_qdrant_client"}))
+        try:
+            from qdrant_client import QdrantClient
+        except ImportError:
+            print("no client")
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["Filter", "[]", "no client"]
+
+
+def test_the_engine_process_imports_no_client() -> None:
+    done = _run(
+        """
+        import runpy, sys
+        sys.argv = ["engine", "--help"]
+        try:
+            runpy.run_module("app.store.engine", run_name="__main__", alter_sys=True)
+        except SystemExit as exit:
+            assert exit.code == 0
+        print("qdrant_client.http.models.models" in sys.modules)
+        print([name for name in sys.modules if name.endswith("qdrant_client")
+               or name.endswith("async_qdrant_client")])
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-3:-1] == ["True", "['qdrant_client']"]
