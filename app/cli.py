@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from fastapi import FastAPI
 
+    from app.embeddings.dense import DenseEncoder
     from app.ingest.documents import Document
     from app.state import AppState
     from app.store.base import Store
@@ -86,7 +87,7 @@ def _start_serving(args: argparse.Namespace) -> int:
     launched = None if settings.qdrant_url else _launch_engine(settings)
     from app.main import create_app
 
-    dense = None
+    dense: DenseEncoder | None = None
     if settings.embedding_url:  # probed before serving: a mismatch must stop the start
         from app.embeddings.choose import open_remote_encoder
         from app.embeddings.remote import EmbeddingServerError, EmbeddingUnavailable
@@ -99,10 +100,36 @@ def _start_serving(args: argparse.Namespace) -> int:
                 _stop_launched(launched[1])
             return EXIT_REFUSED
     # Opened here, not in the lifespan: a refusal is one line, not a trace.
-    store = open_serving_store(settings, launched)
+    store, dense = _open_store_and_model(settings, launched, dense)
     return _run_server(
         create_app(settings, authenticator=authenticator, dense=dense, store=store), args
     )
+
+
+def _open_store_and_model(
+    settings: Settings,
+    launched: "tuple[Launcher, subprocess.Popen[str]] | None",
+    dense: "DenseEncoder | None",
+) -> "tuple[Store, DenseEncoder | None]":
+    """The store, and the local model loaded while the engine opens its shard (the model
+    was the last ~0.2 s of a start once the engine was ready). A model still to be exported,
+    or one that fails to load, is left to the service's loader, which reports it while
+    /healthz answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from app.embeddings.model_files import exported
+
+    if dense is not None or not exported(settings.model_dir):
+        return open_serving_store(settings, launched), dense
+    from app.embeddings.dense import MiniLMEncoder
+
+    with ThreadPoolExecutor(1, thread_name_prefix="astrolabe-model") as pool:
+        loading = pool.submit(MiniLMEncoder, settings.model_dir)
+        store = open_serving_store(settings, launched)
+        try:
+            return store, loading.result()
+        except Exception:  # the loader tries again, and reports it
+            return store, None
 
 
 def _launch_engine(settings: Settings) -> "tuple[Launcher, subprocess.Popen[str]]":
