@@ -10,6 +10,7 @@ filter is still the one `app.filters` built: this module evaluates the store's f
 anything it does not know, so the caller asks the engine instead."""
 
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -37,7 +38,9 @@ PAYLOAD_KEYS = [*KEYWORD_FIELDS, *INTEGER_FIELDS, fields.TOTAL_CHUNKS]
 
 POINT_ID = "S36"  # a point id as the engine spells it (a UUID, or a number)
 MASKS_KEPT = 64
-ROWS_PER_SLICE = 16_384  # ~10 ms of building the id -> row map between two GIL hand-offs
+# Building the id -> row map: ~2.5 ms of work, then a pause that lets a search have the GIL.
+ROWS_PER_SLICE = 4096
+SLICE_PAUSE_S = 0.001
 
 
 class Unsupported(Exception):
@@ -184,7 +187,9 @@ class DocumentFacets:
 
     def _rows_by_id(self) -> dict[str, int]:
         """Writes come one at a time (the store's write lock), so only one call builds it. A
-        slice at a time: one C call over 1M ids held the GIL, and every search, for 0.57 s."""
+        slice at a time, with a pause between: one C call over 1M ids held the GIL, and every
+        search, for 0.57 s; back-to-back 10 ms slices still made the searches meanwhile take
+        135-450 ms (a search hands the GIL back at each of its engine calls' I/O)."""
         if self._row_of is None:
             rows = np.flatnonzero(self._chunks.view())
             ids = self._ids.view()
@@ -193,6 +198,7 @@ class DocumentFacets:
                 part = rows[start : start + ROWS_PER_SLICE]
                 keys = map(bytes.decode, ids[part].tolist())
                 row_of.update(zip(keys, part.tolist(), strict=True))
+                time.sleep(SLICE_PAUSE_S)
             self._row_of = row_of
         return self._row_of
 
