@@ -11,7 +11,7 @@ anything it does not know, so the caller asks the engine instead."""
 
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,8 +38,9 @@ PAYLOAD_KEYS = [*KEYWORD_FIELDS, *INTEGER_FIELDS, fields.TOTAL_CHUNKS]
 
 POINT_ID = "S36"  # a point id as the engine spells it (a UUID, or a number)
 MASKS_KEPT = 64
-# Building the id -> row map: ~2.5 ms of work, then a pause that lets a search have the GIL.
-ROWS_PER_SLICE = 4096
+# Numbering a restored index (its id -> row map, its large vocabularies): ~0.6 ms of work at a
+# time, then a pause that lets a search have the GIL.
+ROWS_PER_SLICE = 1024
 SLICE_PAUSE_S = 0.001
 
 
@@ -92,7 +93,8 @@ class _Field:
         self.keyword = keyword
         self.rows = _Growable("int32")
         self.values = _Growable("int32" if keyword else "int64")  # codes, or the numbers
-        self.codes: dict[str, int] = {}
+        # Value -> code; None after a restore of a large vocabulary until it is numbered.
+        self.codes: dict[str, int] | None = {}
         self.vocabulary: list[str] = []
 
     def values_of(self, raw: object) -> list[int]:
@@ -109,11 +111,23 @@ class _Field:
         return list(dict.fromkeys(v for v in items if type(v) is int))
 
     def code(self, value: str) -> int:
+        """A write's: the vocabulary is numbered (`DocumentFacets._numbered`)."""
+        assert self.codes is not None
         code = self.codes.get(value)
         if code is None:
             code = self.codes[value] = len(self.vocabulary)
             self.vocabulary.append(value)
         return code
+
+    def code_of(self, value: str) -> int | None:
+        """A read's: before the numbering is done, the vocabulary is searched (~10 ms at 1M
+        values, only in the first seconds after a restore)."""
+        if self.codes is not None:
+            return self.codes.get(value)
+        try:
+            return self.vocabulary.index(value)
+        except ValueError:
+            return None
 
     def rows_where(self, selected: npt.NDArray[np.bool_], live: int, first: int) -> Mask:
         """Rows holding at least one value for which `selected` (over the pairs from `first`
@@ -126,8 +140,8 @@ class _Field:
 class DocumentFacets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        # Point id -> row; None after a restore until the first write needs it (building it
-        # took 0.6 s of a 1M-document start, which the engine was not ready before).
+        # Point id -> row; None after a restore until `number` builds it (at the open it took
+        # 0.6 s of a 1M-document start, and the large vocabularies' codes as much again).
         self._row_of: dict[str, int] | None = {}
         # Per row: its document's chunks (total_chunks), 0 once replaced or deleted; its point id.
         self._chunks = _Growable("int32")
@@ -157,7 +171,7 @@ class DocumentFacets:
         """These points are now as `payloads` says (absent: deleted)."""
         if self.abandoned:
             return
-        row_of = self._rows_by_id()  # outside the lock: counts and facets go on meanwhile
+        row_of = self.number()  # outside the lock: counts and facets go on meanwhile
         with self._lock:
             first_new = self._chunks.size
             added: dict[str, tuple[list[int], list[int]]] = {key: ([], []) for key in self._fields}
@@ -185,21 +199,26 @@ class DocumentFacets:
                 self._fields[key].values.extend(values)
             self._compact_if_sparse(row_of)
 
-    def _rows_by_id(self) -> dict[str, int]:
-        """Writes come one at a time (the store's write lock), so only one call builds it. A
-        slice at a time, with a pause between: one C call over 1M ids held the GIL, and every
-        search, for 0.57 s; back-to-back 10 ms slices still made the searches meanwhile take
-        135-450 ms (a search hands the GIL back at each of its engine calls' I/O)."""
+    def number(self) -> dict[str, int]:
+        """The id -> row map and the codes of the large vocabularies, built after a restore by
+        the first write (~5 s at 1M documents; the engine is not kept from being ready, and an
+        index that is only searched never pays). Writes come one at a time (the store's write
+        lock), so only one call builds them. A slice at a time, with a pause between:
+        one C call over 1M ids held the GIL, and every search, for 0.57 s; back-to-back 10 ms
+        slices still made the searches meanwhile take 135-450 ms (a search hands the GIL back
+        at each of its engine calls' I/O)."""
         if self._row_of is None:
             rows = np.flatnonzero(self._chunks.view())
             ids = self._ids.view()
-            row_of: dict[str, int] = {}
-            for start in range(0, rows.size, ROWS_PER_SLICE):
-                part = rows[start : start + ROWS_PER_SLICE]
-                keys = map(bytes.decode, ids[part].tolist())
-                row_of.update(zip(keys, part.tolist(), strict=True))
-                time.sleep(SLICE_PAUSE_S)
-            self._row_of = row_of
+            self._row_of = _built_in_slices(
+                rows.size,
+                lambda a, b: zip(
+                    map(bytes.decode, ids[rows[a:b]].tolist()), rows[a:b].tolist(), strict=True
+                ),
+            )
+        for field in self._fields.values():
+            if field.codes is None:
+                field.codes = _codes_of(field.vocabulary)
         return self._row_of
 
     def _compact_if_sparse(self, row_of: dict[str, int]) -> None:
@@ -253,7 +272,10 @@ class DocumentFacets:
             field.values.replace(arrays[f"{key}.values"])
             if field.keyword:
                 field.vocabulary = list(vocabularies[key])
-                field.codes = {value: code for code, value in enumerate(field.vocabulary)}
+                if len(field.vocabulary) > ROWS_PER_SLICE:
+                    field.codes = None  # numbered in slices by `number`
+                else:
+                    field.codes = {value: code for code, value in enumerate(field.vocabulary)}
         facets.loaded = True
         return facets
 
@@ -366,7 +388,8 @@ class DocumentFacets:
             if field.keyword:
                 if not all(isinstance(v, str) for v in wanted):
                     raise Unsupported("non-text match on a keyword field")
-                codes = [field.codes[v] for v in wanted if isinstance(v, str) and v in field.codes]
+                found = (field.code_of(v) for v in wanted if isinstance(v, str))
+                codes = [code for code in found if code is not None]
             else:
                 if not all(isinstance(v, int) and not isinstance(v, bool) for v in wanted):
                     raise Unsupported("non-integer match on an integer field")
@@ -375,6 +398,22 @@ class DocumentFacets:
         if condition.range is not None and condition.match is None and not field.keyword:
             return _in_range(values, condition.range)
         raise Unsupported("condition kind")
+
+
+def _built_in_slices(
+    size: int, pairs: Callable[[int, int], Iterable[tuple[str, int]]]
+) -> dict[str, int]:
+    """A map of `size` entries, `pairs(a, b)` gives those from a to b; a slice at a time,
+    pausing between (see `DocumentFacets.number`)."""
+    built: dict[str, int] = {}
+    for start in range(0, size, ROWS_PER_SLICE):
+        built.update(pairs(start, min(size, start + ROWS_PER_SLICE)))
+        time.sleep(SLICE_PAUSE_S)
+    return built
+
+
+def _codes_of(words: list[str]) -> dict[str, int]:
+    return _built_in_slices(len(words), lambda a, b: zip(words[a:b], range(a, b), strict=True))
 
 
 def _any_equal(values: npt.NDArray[np.int64], wanted: list[int]) -> Mask:

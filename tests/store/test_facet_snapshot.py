@@ -10,9 +10,10 @@ from qdrant_client import models
 
 from app.auth import Principal
 from app.filters.conditions import FACET_KEYS, search_filter
-from app.filters.selectors import documents, of_document
+from app.filters.selectors import documents, documents_with_keys, of_document
 from app.filters.spec import FilterSpec
-from app.store import doc_facets
+from app.store import doc_facets, facet_snapshot
+from app.store.doc_facets import DocumentFacets
 from app.store.edge import EdgeStore
 from app.store.layout import IndexLayout
 from tests.store.test_doc_facets import point
@@ -51,6 +52,20 @@ def answers(store: EdgeStore) -> list[object]:
     return found
 
 
+def memory_answers(facets: DocumentFacets) -> list[object]:
+    """The counts and facets of `answers`, and counts by document key, from the index alone."""
+    found: list[object] = [facets.count(documents_with_keys(["note:3", "note:5", "none:0"]))]
+    for principal in (Principal("alice", ("eng",)), Principal("bob")):
+        for spec in (FilterSpec(), FilterSpec(tags=("red",)), FilterSpec(path_prefixes=("/A",))):
+            visible = search_filter(principal, spec)
+            found.append(facets.count(visible.selector(first_chunk=True)))
+            found += [
+                facets.facet(key, visible.selector(first_chunk=True, without=facet), 100)
+                for facet, key in FACET_KEYS.items()
+            ]
+    return found
+
+
 def snapshot_of(store_dir: Path) -> Path:
     return IndexLayout.facet_snapshot(IndexLayout.of(store_dir, "c").current())
 
@@ -77,6 +92,24 @@ def test_a_reopened_store_loads_its_snapshot_and_answers_alike(tmp_path: Path) -
         assert answers(again) == changed  # the snapshot of the last close, not the first
     finally:
         again.close()
+
+
+def test_a_restored_index_answers_alike_before_and_after_its_large_maps_are_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(doc_facets, "ROWS_PER_SLICE", 2)  # vocabularies over 2 values are large
+    store = EdgeStore(tmp_path, "c")
+    load(store)
+    expected = [store.count(documents_with_keys(["note:3", "note:5", "none:0"]))]
+    expected += answers(store)[1:]
+    store.close()
+    restored = facet_snapshot.take(snapshot_of(tmp_path))
+    assert restored is not None
+    assert restored._fields["doc_key"].codes is None  # searched in its vocabulary until then
+    assert memory_answers(restored) == expected
+    restored.number()
+    assert restored._fields["doc_key"].codes == {f"note:{n}": n for n in range(7)}
+    assert memory_answers(restored) == expected
 
 
 def test_a_crash_leaves_no_snapshot_and_the_documents_are_read_back(
