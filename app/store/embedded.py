@@ -317,6 +317,12 @@ class EmbeddedEngine:
             copy = self.layout.next_generation()
             log.info("%d chunks outside the HNSW graph: rebuilding %s", index.plain, copy.name)
             self._start_rebuild(served, copy, merge=False)
+        elif (written := served.control(Control.SHAPE)["written"]) >= max(self.threshold, 1):
+            # Documents sent again and again leave few chunks outside the graph, but every
+            # version they replaced stays in the appendable segment until a rebuild.
+            copy = self.layout.next_generation()
+            log.info("%d points written since the last rebuild: rebuilding %s", written, copy.name)
+            self._start_rebuild(served, copy, merge=False)
         elif self._merge_due(served):
             copy = self.layout.next_generation()
             log.info("writes paused: merging the index's segments into %s", copy.name)

@@ -106,6 +106,7 @@ class Engine:
         self._journaled = 0
         self._replay: Replay | None = None
         self._last_write = time.monotonic()
+        self._points_written = 0
         self._reads = Turnstile()
 
     def answer(self, call: Call) -> Any:
@@ -128,6 +129,8 @@ class Engine:
                 raise Moved()
             self._writing += 1
             self._last_write = time.monotonic()
+            if call.method == "upsert":
+                self._points_written += len(call.args[0])
         try:
             return getattr(self.store, call.method)(*call.args, **call.kwargs)
         finally:
@@ -181,10 +184,13 @@ class Engine:
         return {"journaled": self._journaled, "applied": applied}
 
     def shape(self) -> dict[str, float]:
-        """How many segments the shard has, and how long since its last write (or its open)."""
+        """How many segments the shard has, how long since its last write (or its open), and how
+        many points this process has written (each a new version in the appendable segment,
+        which keeps the versions it replaced until a rebuild)."""
         return {
             "segments": self.store.segments()["segments"],
             "idle_s": time.monotonic() - self._last_write,
+            "written": self._points_written,
         }
 
     def seal(self) -> int:

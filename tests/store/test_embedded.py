@@ -118,6 +118,24 @@ def test_rebuilds_while_writing_and_searching_lose_nothing(engine: EmbeddedEngin
     assert generations == [engine.layout.current().name]
 
 
+def test_documents_sent_again_and_again_start_a_rebuild(engine: EmbeddedEngine) -> None:
+    """Every version they replace stays in the appendable segment until a rebuild: once as many
+    points were written as the threshold (40), one starts, though few chunks are outside the
+    graph."""
+    indexer = Indexer(engine.store, HashingEncoder(), Bm25Encoder())
+    for version in range(20):  # 5 points a version
+        batch = [doc(f"n{n}", f"Lantern {n}, version {version}.") for n in range(5)]
+        jobs = indexer.accept(validate_batch(batch))
+        assert len(indexer.index(jobs)) == len(jobs)
+        index = engine.store.vector_index()
+        assert index is not None and index.plain <= 5 < engine.threshold
+    deadline = time.monotonic() + 120  # rebuilds are slow on a busy machine
+    while engine.rebuilds == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert engine.rebuilds >= 1, engine.last_failure
+    assert engine.store.count(documents()) == 5
+
+
 def test_the_engine_counts_what_the_memory_counts_after_handovers(
     engine: EmbeddedEngine, tmp_path: Path
 ) -> None:
