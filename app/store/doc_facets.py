@@ -111,7 +111,7 @@ class _Field:
         return list(dict.fromkeys(v for v in items if type(v) is int))
 
     def code(self, value: str) -> int:
-        """A write's: the vocabulary is numbered (`DocumentFacets._numbered`)."""
+        """A write's: the vocabulary is numbered (`DocumentFacets.number`)."""
         assert self.codes is not None
         code = self.codes.get(value)
         if code is None:

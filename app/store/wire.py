@@ -28,7 +28,7 @@ class Control:
     START_COPY = "start_copy"  # (target) copy the shard, journal the writes from then on
     STOP_COPY = "stop_copy"  # a rebuild was abandoned: stop journaling
     PROGRESS = "progress"  # -> {"journaled"} (served) / {"applied"} (rebuilt copy)
-    SHAPE = "shape"  # -> {"segments", "idle_s", "written"}: since the last write; points written
+    SHAPE = "shape"  # -> {"segments", "idle_s": since the last write, "written": points upserted}
     SEAL = "seal"  # hold every write from now on -> records journaled in all
     UNSEAL = "unseal"  # the handover was abandoned: writes go on here
     FINISH = "finish"  # (records) the copy applies the journal up to there and flushes
