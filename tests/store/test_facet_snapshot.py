@@ -100,7 +100,7 @@ def test_a_restored_index_answers_alike_before_and_after_its_large_maps_are_buil
     monkeypatch.setattr(doc_facets, "ROWS_PER_SLICE", 2)  # vocabularies over 2 values are large
     store = EdgeStore(tmp_path, "c")
     load(store)
-    expected = [store.count(documents_with_keys(["note:3", "note:5", "none:0"]))]
+    expected: list[object] = [store.count(documents_with_keys(["note:3", "note:5", "none:0"]))]
     expected += answers(store)[1:]
     store.close()
     restored = facet_snapshot.take(snapshot_of(tmp_path))
