@@ -317,16 +317,24 @@ class EmbeddedEngine:
             copy = self.layout.next_generation()
             log.info("%d chunks outside the HNSW graph: rebuilding %s", index.plain, copy.name)
             self._start_rebuild(served, copy, merge=False)
-        elif (written := served.control(Control.SHAPE)["written"]) >= max(self.threshold, 1):
-            # Documents sent again and again leave few chunks outside the graph, but every
-            # version they replaced stays in the appendable segment until a rebuild.
+        elif (replaced := self._replaced(served, index)) >= max(self.threshold, 1):
             copy = self.layout.next_generation()
-            log.info("%d points written since the last rebuild: rebuilding %s", written, copy.name)
+            log.info(
+                "%d points replaced since the last rebuild: rebuilding %s", replaced, copy.name
+            )
             self._start_rebuild(served, copy, merge=False)
         elif self._merge_due(served):
             copy = self.layout.next_generation()
             log.info("writes paused: merging the index's segments into %s", copy.name)
             self._start_rebuild(served, copy, merge=True)
+
+    @staticmethod
+    def _replaced(served: EngineProcess, index: VectorIndex) -> int:
+        """About how many points the served engine wrote that are gone again (a document's
+        placeholder, the versions a document sent again replaced): each stays in the appendable
+        segment until a rebuild, though few chunks may be outside the graph. Those still
+        outside it are the written ones alive."""
+        return int(served.control(Control.SHAPE)["written"]) - index.plain
 
     def _merge_due(self, served: EngineProcess) -> bool:
         if not self._merge_owed:

@@ -120,7 +120,7 @@ def test_rebuilds_while_writing_and_searching_lose_nothing(engine: EmbeddedEngin
 
 def test_documents_sent_again_and_again_start_a_rebuild(engine: EmbeddedEngine) -> None:
     """Every version they replace stays in the appendable segment until a rebuild: once as many
-    points were written as the threshold (40), one starts, though few chunks are outside the
+    points were replaced as the threshold (40), one starts, though few chunks are outside the
     graph."""
     indexer = Indexer(engine.store, HashingEncoder(), Bm25Encoder())
     for version in range(20):  # 5 points a version
