@@ -4,6 +4,7 @@ before any write, so a crash never leaves one behind that the shard has outgrown
 
 import shutil
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 from qdrant_client import models
@@ -13,7 +14,6 @@ from app.filters.conditions import FACET_KEYS, search_filter
 from app.filters.selectors import documents, documents_with_keys, of_document
 from app.filters.spec import FilterSpec
 from app.store import doc_facets, facet_snapshot
-from app.store.doc_facets import DocumentFacets
 from app.store.edge import EdgeStore
 from app.store.layout import IndexLayout
 from tests.store.test_doc_facets import point
@@ -38,29 +38,24 @@ def load(store: EdgeStore) -> None:
     assert store.wait_for_facet_index(timeout=60)  # else a close leaves no snapshot
 
 
-def answers(store: EdgeStore) -> list[object]:
-    """Counts and facets of several users and filters."""
-    found: list[object] = [store.count(documents())]
+class Answering(Protocol):
+    """The store, or its facet index alone."""
+
+    def count(self, selector: models.Filter) -> object: ...
+
+    def facet(self, key: str, selector: models.Filter, limit: int) -> object: ...
+
+
+def answers(source: Answering) -> list[object]:
+    """Counts (of all documents, by document key, of several users and filters) and facets."""
+    found: list[object] = [source.count(documents())]
+    found.append(source.count(documents_with_keys(["note:3", "note:5", "none:0"])))
     for principal in (Principal("alice", ("eng",)), Principal("bob")):
         for spec in (FilterSpec(), FilterSpec(tags=("red",)), FilterSpec(path_prefixes=("/A",))):
             visible = search_filter(principal, spec)
-            found.append(store.count(visible.selector(first_chunk=True)))
+            found.append(source.count(visible.selector(first_chunk=True)))
             found += [
-                store.facet(key, visible.selector(first_chunk=True, without=facet), 100)
-                for facet, key in FACET_KEYS.items()
-            ]
-    return found
-
-
-def memory_answers(facets: DocumentFacets) -> list[object]:
-    """The counts and facets of `answers`, and counts by document key, from the index alone."""
-    found: list[object] = [facets.count(documents_with_keys(["note:3", "note:5", "none:0"]))]
-    for principal in (Principal("alice", ("eng",)), Principal("bob")):
-        for spec in (FilterSpec(), FilterSpec(tags=("red",)), FilterSpec(path_prefixes=("/A",))):
-            visible = search_filter(principal, spec)
-            found.append(facets.count(visible.selector(first_chunk=True)))
-            found += [
-                facets.facet(key, visible.selector(first_chunk=True, without=facet), 100)
+                source.facet(key, visible.selector(first_chunk=True, without=facet), 100)
                 for facet, key in FACET_KEYS.items()
             ]
     return found
@@ -100,16 +95,15 @@ def test_a_restored_index_answers_alike_before_and_after_its_large_maps_are_buil
     monkeypatch.setattr(doc_facets, "ROWS_PER_SLICE", 2)  # vocabularies over 2 values are large
     store = EdgeStore(tmp_path, "c")
     load(store)
-    expected: list[object] = [store.count(documents_with_keys(["note:3", "note:5", "none:0"]))]
-    expected += answers(store)[1:]
+    expected = answers(store)
     store.close()
     restored = facet_snapshot.take(snapshot_of(tmp_path))
     assert restored is not None
     assert restored._fields["doc_key"].codes is None  # searched in its vocabulary until then
-    assert memory_answers(restored) == expected
+    assert answers(restored) == expected
     restored.number()
     assert restored._fields["doc_key"].codes == {f"note:{n}": n for n in range(7)}
-    assert memory_answers(restored) == expected
+    assert answers(restored) == expected
 
 
 def test_a_crash_leaves_no_snapshot_and_the_documents_are_read_back(
