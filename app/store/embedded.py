@@ -313,34 +313,27 @@ class EmbeddedEngine:
         index = served.control("vector_index")
         if not isinstance(index, VectorIndex):
             return
-        if index.plain >= max(self.threshold, 1):
-            copy = self.layout.next_generation()
-            log.info("%d chunks outside the HNSW graph: rebuilding %s", index.plain, copy.name)
-            self._start_rebuild(served, copy, merge=False)
-        elif (replaced := self._replaced(served, index)) >= max(self.threshold, 1):
-            copy = self.layout.next_generation()
-            log.info(
-                "%d points replaced since the last rebuild: rebuilding %s", replaced, copy.name
-            )
-            self._start_rebuild(served, copy, merge=False)
-        elif self._merge_due(served):
-            copy = self.layout.next_generation()
-            log.info("writes paused: merging the index's segments into %s", copy.name)
-            self._start_rebuild(served, copy, merge=True)
-
-    @staticmethod
-    def _replaced(served: EngineProcess, index: VectorIndex) -> int:
-        """About how many points the served engine wrote that are gone again (a document's
-        placeholder, the versions a document sent again replaced): each stays in the appendable
-        segment until a rebuild, though few chunks may be outside the graph. Those still
-        outside it are the written ones alive."""
-        return int(served.control(Control.SHAPE)["written"]) - index.plain
-
-    def _merge_due(self, served: EngineProcess) -> bool:
-        if not self._merge_owed:
-            return False
         shape = served.control(Control.SHAPE)
-        if shape["idle_s"] < self.merge_after_idle_s:
+        threshold = max(self.threshold, 1)
+        # Points the served engine wrote that are gone again (a document's placeholder, the
+        # versions a document sent again replaced) stay in the appendable segment until a
+        # rebuild, though few chunks may be outside the graph; those still outside it are the
+        # written ones alive.
+        replaced = int(shape["written"]) - index.plain
+        if index.plain >= threshold:
+            why, merge = f"{index.plain} chunks outside the HNSW graph: rebuilding", False
+        elif replaced >= threshold:
+            why, merge = f"{replaced} points replaced since the last rebuild: rebuilding", False
+        elif self._merge_due(shape):
+            why, merge = "writes paused: merging the index's segments into", True
+        else:
+            return
+        copy = self.layout.next_generation()
+        log.info("%s %s", why, copy.name)
+        self._start_rebuild(served, copy, merge)
+
+    def _merge_due(self, shape: dict[str, float]) -> bool:
+        if not self._merge_owed or shape["idle_s"] < self.merge_after_idle_s:
             return False
         self._merge_owed = shape["segments"] > MERGED_SEGMENTS + 1  # and the appendable one
         return self._merge_owed
