@@ -572,9 +572,13 @@ class EdgeStore:
             "indexed_vectors": info.indexed_vectors_count,
         }
 
-    def close(self, keep_facets: bool = True) -> None:
+    def close(self, keep_facets: bool = True, release: bool = True) -> None:
         """Flush and release the directory; the facet index is saved beside the shard for the
-        next open (`keep_facets=False`: a retired generation, about to be deleted)."""
+        next open (`keep_facets=False`: a retired generation, about to be deleted).
+        `release=False` (a process about to end with `os._exit`) leaves the flushed shard
+        open: Qdrant Edge's close drops the shard's files from the page cache, which the next
+        start would then read back from the disk (its first searches wait for it). A flushed
+        shard is persisted, as the engine documents; the lock goes with the process."""
         self._closing.set()
         if self._facet_loader.ident is not None:
             self._facet_loader.join()
@@ -582,4 +586,5 @@ class EdgeStore:
             self._shard.flush()
             if keep_facets:
                 facet_snapshot.save(self._facets, IndexLayout.facet_snapshot(self._path))
-            self._shard.close()
+            if release:
+                self._shard.close()

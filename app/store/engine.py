@@ -234,10 +234,11 @@ class Engine:
             raise Moved()
         return copy_at_one_moment(self.store, Path(target))
 
-    def close(self) -> None:
-        """Close the shard (saving its facet index unless told otherwise) and the journal."""
+    def close(self, release: bool = True) -> None:
+        """Close the shard (saving its facet index unless told otherwise; `release`: see
+        EdgeStore.close) and the journal."""
         self.stop_copy()
-        self.store.close(keep_facets=self.keep_facets)
+        self.store.close(keep_facets=self.keep_facets, release=release)
 
     def replay_from(self, journal: Path) -> None:
         self._replay = Replay(self.store, journal)
@@ -413,8 +414,9 @@ def main(argv: list[str] | None = None) -> int:
     _report(ready=args.socket)
     engine.stopped.wait()
     listener.close()
-    engine.close()
-    return 0
+    engine.close(release=False)
+    logging.shutdown()
+    os._exit(0)  # with the flushed shard open: its files stay in the page cache
 
 
 if __name__ == "__main__":
