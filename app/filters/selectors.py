@@ -43,6 +43,11 @@ def readable_by(entries: Iterable[str]) -> models.FieldCondition:
     return _any_of(fields.READERS, entries)
 
 
+def modified_at(where: models.Filter, seconds: int) -> models.Filter:
+    """The points of `where` modified at this second."""
+    return models.Filter(must=[where, _is(fields.MODIFIED_AT, seconds)])
+
+
 def documents() -> models.Filter:
     """Every indexed document, once (its first chunk)."""
     return models.Filter(must=[IS_CHUNK, FIRST_CHUNK])

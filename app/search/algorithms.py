@@ -12,7 +12,7 @@ from qdrant_client import models
 
 from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import Bm25Encoder
-from app.filters.selectors import Selector
+from app.filters.selectors import Selector, modified_at
 from app.search import feedback
 from app.search.fusion import DEFAULT_DENSE_WEIGHT, Branch, Fusion, FusionMethod, branch_weights
 from app.store import fields
@@ -23,6 +23,8 @@ from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 # above all) is read for the page shown only.
 CANDIDATE_KEYS = (fields.DOC_TYPE, fields.DOC_ID, fields.MODIFIED_AT)
 NO_PAYLOAD: tuple[str, ...] = ()
+EXACT_LOOKAHEAD = 10  # candidates past the page, for an algorithm with an `exact_order`
+MAX_TIED = 1_000  # documents of one date that a browse orders by id; past it, the engine's order
 
 
 class Algorithm(StrEnum):
@@ -107,6 +109,9 @@ class SearchAlgorithm(ABC):
     needs_dense = False
     needs_sparse = False
     per_document = False  # True: candidates are first chunks only, one per document
+    # True: `candidates` come in the final order (`ordered` breaks no tie they leave open), so
+    # a page needs no deeper pool than itself and EXACT_LOOKAHEAD more.
+    exact_order = False
     relevance_source: RelevanceSource | None = None  # None: no query, no relevance
 
     def __init__(self, store: Store, feedback: bool = False) -> None:
@@ -302,9 +307,13 @@ class Hybrid(SearchAlgorithm):
 
 class Browse(SearchAlgorithm):
     """No query text: newest (or oldest) matching documents first (one hit a document: its
-    first chunk)."""
+    first chunk), equal dates by point id. The engine orders by date only and cuts a run of
+    equal dates anywhere, so the run at the edge of what it returns is read whole (up to
+    MAX_TIED): the order is exact, and a page needs only itself and a few more
+    (`exact_order`); reading 100 candidates instead of 20 cost 1.3 against 0.25 ms at 100k."""
 
     per_document = True
+    exact_order = True
 
     def __init__(self, store: Store, oldest: bool = False) -> None:
         super().__init__(store)
@@ -322,12 +331,20 @@ class Browse(SearchAlgorithm):
         score_threshold: float | None,
         payload_keys: Sequence[str],
     ) -> list[Hit]:
+        hits = self._by_date(where, depth, payload_keys)
+        if len(hits) < depth:  # every match
+            return hits
+        edge = hits[-1].payload[fields.MODIFIED_AT]
+        tied = self._by_date(modified_at(where, edge), MAX_TIED, payload_keys)
+        return [hit for hit in hits if hit.payload[fields.MODIFIED_AT] != edge] + tied
+
+    def _by_date(self, where: Selector, limit: int, payload_keys: Sequence[str]) -> list[Hit]:
         direction = models.Direction.ASC if self.oldest else models.Direction.DESC
         return self.store.query(
             query=models.OrderByQuery(
                 order_by=models.OrderBy(key=fields.MODIFIED_AT, direction=direction)
             ),
             filter=where,
-            limit=depth,
+            limit=limit,
             payload_keys=payload_keys,
         )

@@ -12,6 +12,7 @@ from app.filters.conditions import FACET_KEYS, SearchFilter, search_filter
 from app.filters.spec import FilterSpec
 from app.search.algorithms import (
     CANDIDATE_KEYS,
+    EXACT_LOOKAHEAD,
     NO_PAYLOAD,
     Algorithm,
     Bm25,
@@ -213,6 +214,11 @@ class _Verification:
     def dropped_keys(self) -> list[str]:
         return [fields.doc_key(*ref) for ref in self.dropped]
 
+    def window(self, wanted: int) -> int:
+        """How many of the ranked results the next round verifies: twice as many after each
+        round that dropped some."""
+        return wanted << (self.budget.rounds if self.budget else 0)
+
 
 class SearchService:
     def __init__(
@@ -354,7 +360,10 @@ class SearchService:
         feedback never reads them). A date sort needs the whole result set (up to MAX_DEPTH
         candidates), sorted before the page is verified."""
         factor = 3 if query.granularity is Granularity.DOCUMENT else 1
-        depth = max(DATE_SORT_DEPTH if query.by_date else BASE_DEPTH, wanted * factor)
+        if algorithm.exact_order:
+            depth = verification.window(wanted) + EXACT_LOOKAHEAD
+        else:
+            depth = max(DATE_SORT_DEPTH if query.by_date else BASE_DEPTH, wanted * factor)
         threshold = query.engine_threshold or None
         # Browse orders and grouping groups every candidate by its keys; otherwise only the
         # ones verify asks about need them, fetched then (at 100k chunks, reading the keys of
@@ -385,6 +394,8 @@ class SearchService:
             exhausted = exhausted or len(floored) < len(ranked)
             ranked = sorted_by_date(floored, query.order) if query.by_date else floored
             if self._verify(principal, ranked, wanted, verification):
+                if algorithm.exact_order:  # as deep as the next, doubled window
+                    depth = max(depth, verification.window(wanted) + EXACT_LOOKAHEAD)
                 continue  # some were dropped: rank again without them
             # Filled: the page; with strong_only every strong match (to a depth: counting them
             # costs deeper rounds, paid only where asked for); for a date sort every match.
@@ -446,7 +457,7 @@ class SearchService:
         source that rejects long runs costs a few rounds, not one per page."""
         if self.verifier is None or verification.budget is None:
             return False
-        window = self._with_keys(ranked[: wanted << verification.budget.rounds])
+        window = self._with_keys(ranked[: verification.window(wanted)])
         unknown = list(
             dict.fromkeys(
                 ref

@@ -4,6 +4,7 @@ from fastapi.testclient import TestClient
 
 from tests.helpers import (
     ALGORITHMS,
+    DAY,
     LONG,
     MAY_4,
     browse,
@@ -51,6 +52,26 @@ def test_browse_total_found_is_the_exact_number_of_matching_documents(
         assert len(result["results"]) == 5
         assert result["total_found"] == 130, granularity
     assert search(client, query="", limit=5)["total_found"] == 170
+
+
+def test_browse_pages_through_documents_of_one_date_without_repeats_or_gaps(
+    client: TestClient,
+) -> None:
+    """The engine orders by date only; equal dates are ordered by id, read whole at a page's
+    edge: past the first hundred candidates too, where the engine cut the run anywhere."""
+    tied = [doc(f"t{i}", modified_at=MAY_4) for i in range(130)]
+    older = [doc(f"o{i}", modified_at=MAY_4 - DAY - 60 * i) for i in range(20)]
+    index(client, *tied[:70], *older[:10])
+    index(client, *tied[70:], *older[10:])
+    for order in ("newest", "oldest"):
+        pages = [
+            ids(search(client, query="", limit=10, offset=o, sort=order)) for o in range(0, 160, 10)
+        ]
+        listed = [doc_id for page in pages for doc_id in page]
+        assert sorted(listed) == sorted(d["doc_id"] for d in tied + older), order  # once each
+        tied_first = listed if order == "newest" else listed[::-1]
+        assert set(tied_first[:130]) == {d["doc_id"] for d in tied}, order
+        assert tied_first[130:] == [f"o{i}" for i in range(20)], order
 
 
 # --- a selective filter still fills the page ---------------------------------------------------
