@@ -568,10 +568,10 @@ def live_peers(results: dict[str, dict[str, Any]]) -> list[str]:
             if "scenarios" not in engine:
                 lines.append(f"| {tier} | {engine.get('engine')} | failed | | | | | | | |")
                 continue
-            rate = engine.get("ingest_points_per_s")
+            rate = _ingest_rate(engine)
             for name, row in engine["scenarios"].items():
                 lines.append(
-                    f"| {tier} | {engine['engine']} | {'-' if rate is None else f'{rate:,}'}"
+                    f"| {tier} | {engine['engine']} | {rate}"
                     f" | {name} | {row['p50']:g} | {row.get('engine_ratio', 1.0):g}"
                     f" | {row.get('end_to_end_ratio', 1.0):g} | {row['dense_recall@10']:g}"
                     f" | {row['violations']} | {row['short_pages']} |"
@@ -588,6 +588,17 @@ def live_peers(results: dict[str, dict[str, Any]]) -> list[str]:
             "Load averages when each engine's measurement finished: " + "; ".join(finished),
         ]
     return lines
+
+
+def _ingest_rate(engine: dict[str, Any]) -> str:
+    """Points a second over the whole feed; with a bulk load first, the batches' rate too."""
+    rate, live = engine.get("ingest_points_per_s"), engine.get("live_points_per_s")
+    if rate is None:
+        return "-"
+    if not engine.get("bulk_points"):
+        return f"{rate:,}"
+    batches = "-" if live is None else f"{live:,}"
+    return f"{rate:,} (bulk {engine['bulk_points']:,}, then {batches} live)"
 
 
 def render_live() -> str:

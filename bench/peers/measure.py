@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from bench.corpus import load_vaswani
+from bench.live import HTTP_LOAD_MAX
 from bench.peers.engines import (
     Engine,
     LanceDB,
@@ -35,7 +36,12 @@ HYBRID_SCENARIOS = [
 
 
 def open_engine(
-    name: str, out: Path, points: list[dict[str, Any]], vectors: np.ndarray, live: bool = False
+    name: str,
+    out: Path,
+    points: list[dict[str, Any]],
+    vectors: np.ndarray,
+    live: bool = False,
+    bulk: int = 0,
 ) -> Engine:
     if name == "ours":
         from app.store.edge import EdgeStore
@@ -47,11 +53,11 @@ def open_engine(
             raise SystemExit(f"no data directory at {data}")
         return Ours(EdgeStore(data, COLLECTION, facet_index=False))
     if name == "lancedb" and live:
-        return LanceDBLive(out / "peers" / "lancedb-live", points, vectors)
+        return LanceDBLive(out / "peers" / "lancedb-live", points, vectors, bulk)
     if name == "lancedb":
         return LanceDB(out / "peers" / "lancedb", points, vectors)
     if name == "pgvector" and live:
-        return PgvectorLive(out / "peers" / "pgvector-live", points, vectors)
+        return PgvectorLive(out / "peers" / "pgvector-live", points, vectors, bulk)
     if name == "pgvector":
         return Pgvector(out / "peers" / "pgvector", points, vectors)
     if name == "qdrant-local":
@@ -107,6 +113,8 @@ def main() -> None:
     args = parser.parse_args()
     out = tier_dir(args.data, args.tier)
     points, vectors = read_peer_files(out)
+    # A tier that ours loads through the store layer, the peers load in bulk as well.
+    bulk = len(points) if args.live and len(points) > HTTP_LOAD_MAX else 0
     if args.live:  # the live index also holds the trickle's documents, sent after the tier
         more, more_vectors = read_peer_files(out, "trickle")
         points, vectors = points + more, np.concatenate([vectors, more_vectors])
@@ -118,9 +126,10 @@ def main() -> None:
     query_vectors = encoder.encode_array(texts)
     encoder.save()
     started = time.perf_counter()
-    engine = open_engine(args.engine, out, points, vectors, args.live)
+    engine = open_engine(args.engine, out, points, vectors, args.live, bulk)
     load_s = time.perf_counter() - started
     build_s = getattr(engine, "build_s", None)  # a kept index: its first build (live: the feed)
+    live_s = getattr(engine, "live_s", None)  # the part fed batch by batch
     try:
         scenario_results = measure(engine, points, vectors, texts, query_vectors)
     finally:
@@ -133,6 +142,8 @@ def main() -> None:
                 "load_s": round(load_s, 1),
                 "build_s": build_s,
                 "ingest_points_per_s": round(len(points) / build_s) if build_s else None,
+                "bulk_points": bulk,
+                "live_points_per_s": round((len(points) - bulk) / live_s) if live_s else None,
                 "queries": len(texts),
                 "scenarios": scenario_results,
                 "load_average": [round(x, 2) for x in os.getloadavg()],  # when it finished
