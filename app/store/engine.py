@@ -406,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
 
         at_niceness(REBUILD_NICENESS, rebuild)
     else:
-        store.read_back()  # the last close left none of it in the page cache
+        store.read_back()  # what is not in the page cache (a reboot, a close) comes back
         store.wait_for_facet_index()
     gc.freeze()  # a full collection would walk every object of the start while searches wait
     listener = Listener(args.socket, "AF_UNIX", authkey=key)
