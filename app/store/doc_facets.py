@@ -12,6 +12,7 @@ anything it does not know, so the caller asks the engine instead."""
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -137,6 +138,15 @@ class _Field:
         return mask
 
 
+@dataclass(frozen=True)
+class Exported:
+    """What `DocumentFacets.export` gives and `restore` takes back."""
+
+    arrays: dict[str, npt.NDArray[Any]]
+    vocabularies: dict[str, list[str]]
+    mask_keys: list[str]
+
+
 class DocumentFacets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -243,10 +253,11 @@ class DocumentFacets:
 
     # --- snapshots (facet_snapshot) -----------------------------------------------------------
 
-    def export(self) -> tuple[dict[str, npt.NDArray[Any]], dict[str, list[str]]] | None:
+    def export(self) -> Exported | None:
         """Every row's point id and chunk total (0: a dead row), each field's (row, value)
-        pairs, and the keyword vocabularies; None unless the index is complete and exact.
-        Array copies only: an engine serving searches exports while it answers them."""
+        pairs, the keyword vocabularies and the masks kept (bits packed, `masks.<n>` for the
+        n-th condition of `mask_keys`); None unless the index is complete and exact. Array
+        copies only: an engine serving searches exports while it answers them."""
         if not self.ready:
             return None
         with self._lock:
@@ -256,14 +267,26 @@ class DocumentFacets:
                 arrays[f"{key}.rows"] = field.rows.view().copy()
                 arrays[f"{key}.values"] = field.values.view().copy()
             vocabularies = {key: list(f.vocabulary) for key, f in self._fields.items() if f.keyword}
-        return arrays, vocabularies
+            mask_keys = list(self._masks)
+            arrays["masks.sizes"] = np.array([len(self._masks[k]) for k in mask_keys], np.int64)
+            for n, key in enumerate(mask_keys):
+                arrays[f"masks.{n}"] = np.packbits(self._masks[key])
+        return Exported(arrays, vocabularies, mask_keys)
 
     @classmethod
     def restore(
-        cls, arrays: dict[str, npt.NDArray[Any]], vocabularies: dict[str, list[str]]
+        cls,
+        arrays: dict[str, npt.NDArray[Any]],
+        vocabularies: dict[str, list[str]],
+        mask_keys: Sequence[str] = (),
     ) -> "DocumentFacets":
-        """An index as `export` gave it, complete (`loaded`)."""
+        """An index as `export` gave it, complete (`loaded`). Its masks come back with it: the
+        first search of a user after a start reads them instead of making them (15-21 ms at
+        1M documents for the access rule's)."""
         facets = cls()
+        for n, key in enumerate(mask_keys):
+            size = int(arrays["masks.sizes"][n])
+            facets._masks[key] = np.unpackbits(arrays[f"masks.{n}"], count=size).view(np.bool_)
         facets._row_of = None
         facets._chunks.replace(arrays["rows.chunks"])
         facets._ids.replace(arrays["rows.ids"])

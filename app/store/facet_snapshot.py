@@ -25,9 +25,9 @@ def save(facets: DocumentFacets, path: Path) -> bool:
     state = facets.export()
     if state is None:
         return False
-    arrays, vocabularies = state
-    meta = json.dumps({"version": VERSION, "vocabularies": vocabularies}).encode()
-    contents: dict[str, Any] = {"meta": np.frombuffer(meta, dtype=np.uint8), **arrays}
+    meta = {"version": VERSION, "vocabularies": state.vocabularies, "masks": state.mask_keys}
+    encoded = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    contents: dict[str, Any] = {"meta": encoded, **state.arrays}
     partial = path.with_name(path.name + ".partial")
     with partial.open("wb") as out:
         np.savez(out, **contents)
@@ -46,7 +46,8 @@ def take(path: Path) -> DocumentFacets | None:
             if meta.get("version") != VERSION:
                 return None
             arrays = {name: saved[name] for name in saved.files if name != "meta"}
-            return DocumentFacets.restore(arrays, meta["vocabularies"])
+            # A snapshot of an earlier release has no masks: they are made at first use.
+            return DocumentFacets.restore(arrays, meta["vocabularies"], meta.get("masks", []))
     except Exception:
         log.exception("facet snapshot %s unreadable: the documents are read back instead", path)
         return None

@@ -106,6 +106,29 @@ def test_a_restored_index_answers_alike_before_and_after_its_large_maps_are_buil
     assert answers(restored) == expected
 
 
+def test_the_masks_kept_come_back_with_the_snapshot_and_grow_with_later_writes(
+    tmp_path: Path,
+) -> None:
+    store = EdgeStore(tmp_path, "c")
+    load(store)
+    expected = answers(store)
+    kept = set(store._facets._masks)
+    store.close()
+    shutil.copy(snapshot_of(tmp_path), tmp_path / "copy.npz")
+    restored = facet_snapshot.take(snapshot_of(tmp_path))
+    made_anew = facet_snapshot.take(tmp_path / "copy.npz")
+    assert restored is not None and made_anew is not None
+    made_anew._masks.clear()
+    assert kept and set(restored._masks) == kept
+    assert answers(restored) == answers(made_anew) == expected
+    written = [point("note:9", 0, DOCS["note:1"]), point("note:2", 0, DOCS["note:0"])]
+    payloads = {str(p.id): dict(p.payload or {}) for p in written}
+    for facets in (restored, made_anew):
+        facets.refresh(list(payloads), payloads)
+    made_anew._masks.clear()
+    assert answers(restored) == answers(made_anew) != expected
+
+
 def test_a_crash_leaves_no_snapshot_and_the_documents_are_read_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
