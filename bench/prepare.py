@@ -219,10 +219,15 @@ def upsert_points(store: EdgeStore, points: list[dict[str, Any]], vectors: np.nd
         _upsert(store, sparse, points[start:end], vectors[start:end])
 
 
-def upsert_file(store: EdgeStore, out: Path, name: str = "points") -> tuple[int, int]:
+def upsert_file(
+    store: EdgeStore,
+    out: Path,
+    name: str = "points",
+    on_batch: Callable[[int], None] | None = None,
+) -> tuple[int, int]:
     """`upsert_points` streamed from `out`'s plain files (`name` as for `read_peer_files`: the
     1m tier's would not fit in memory beside the engine); returns how many points and
-    documents."""
+    documents. `on_batch` gets the number of points written after each batch."""
     sparse = _fitted(store, lambda: _fit_of(out / f"{name}.jsonl"))
     dense = out / ("dense.f32" if name == "points" else f"{name}.f32")
     vectors = np.memmap(dense, dtype=np.float32, mode="r").reshape(-1, DIMENSION)
@@ -232,6 +237,8 @@ def upsert_file(store: EdgeStore, out: Path, name: str = "points") -> tuple[int,
         _upsert(store, sparse, part, vectors[start : start + len(part)])
         documents.update(str(p["doc_key"]) for p in part)
         start += len(part)
+        if on_batch is not None:
+            on_batch(start)
     return start, len(documents)
 
 

@@ -86,7 +86,7 @@ def _engine_started(pid: int) -> int | None:
         return None
 
 
-def _roles(root: int) -> dict[int, str]:
+def process_roles(root: int) -> dict[int, str]:
     """`http` for `serve` (and any other child), `engine` for the engine process started first,
     `rebuild` for one started after it (a rebuild, until its handover: it then serves, and
     the old one exits)."""
@@ -102,7 +102,7 @@ def _roles(root: int) -> dict[int, str]:
 def process_memory(root: int) -> list[ProcessMemory]:
     """RSS of the service's processes: `serve` and its engine children."""
     found = []
-    for pid, role in _roles(root).items():
+    for pid, role in process_roles(root).items():
         try:
             status = Path(f"/proc/{pid}/status").read_text()
         except OSError:  # exited meanwhile
@@ -221,7 +221,7 @@ def wait_ready(
     raise RuntimeError("service did not become ready")
 
 
-def _cpu_seconds(root: int) -> dict[int, float]:
+def cpu_seconds(root: int) -> dict[int, float]:
     """CPU seconds (user + system) of each of the service's processes."""
     seconds = {}
     for pid in process_tree(root):
@@ -243,10 +243,10 @@ def _wait_idle(pid: int, timeout: float, window: float = 1.0) -> None:
     `window` s: what it loads in the background after /readyz (the facet index) is done, and
     searches are measured alone."""
     deadline = time.perf_counter() + timeout
-    before = _cpu_seconds(pid)
+    before = cpu_seconds(pid)
     while time.perf_counter() < deadline:
         time.sleep(window)
-        after = _cpu_seconds(pid)
+        after = cpu_seconds(pid)
         if _used_since(before, after) < 0.05 * window:
             return
         before = after

@@ -13,9 +13,11 @@ from pathlib import Path
 KEY_ENV = "ASTROLABE_ENGINE_KEY"  # hex; the engine reads and forgets it
 # While writes arrive, a rebuild merges segments only past REBUILD_SEGMENTS, so its cost follows
 # what was written since the last one instead of the size of the index; once they pause, a merge
-# brings the index down to MERGED_SEGMENTS, as an offline optimize leaves it (at 100k a search
-# then costs the engine 2.8x less: 5.6 against 15.6 ms, and the shard opens faster).
-REBUILD_SEGMENTS = 8
+# brings the index down to MERGED_SEGMENTS, as an offline optimize leaves it. 4, not 8: on the
+# 8 segments a 100k load left, a search cost the engine 13 ms of CPU and 16 clients got 93-97
+# searches/s; on 4, 6.6-7.1 ms and 143-156/s (2: 5.8 ms, 162-168/s), for twice the rebuild
+# work (46 against 21 s of optimize over the load; python -m bench.rebuild_segments).
+REBUILD_SEGMENTS = 4
 MERGED_SEGMENTS = 2
 
 

@@ -29,7 +29,7 @@ from app.search.service import SearchQuery, SearchService
 from app.store import embedded
 from app.store.edge import EdgeStore
 from app.store.embedded import EmbeddedEngine
-from app.store.launch import MERGED_SEGMENTS
+from app.store.launch import MERGED_SEGMENTS, REBUILD_SEGMENTS
 from tests.helpers import doc
 
 TAGS = ("red", "blue", "green")
@@ -194,7 +194,7 @@ def segments(engine: EmbeddedEngine) -> int:
     return int(engine.store.call("segments")["segments"])
 
 
-def test_once_writes_pause_the_segments_the_rebuilds_left_are_merged_once(
+def test_rebuilds_keep_few_segments_and_once_writes_pause_they_are_merged_once(
     tmp_path: Path, fast_supervisor: None
 ) -> None:
     running = EmbeddedEngine(
@@ -205,25 +205,29 @@ def test_once_writes_pause_the_segments_the_rebuilds_left_are_merged_once(
         indexer = Indexer(running.store, HashingEncoder(), Bm25Encoder())
         deadline = time.monotonic() + 300  # rebuilds are slow on a busy machine
         n = 0
-        for _ in range(3):  # each rebuild leaves one more segment; a merge is owed past 3
+        # Each rebuild leaves one more segment, merged past REBUILD_SEGMENTS (every segment is
+        # searched on its own: 8 halved the throughput at 100k); a merge is owed past 3.
+        rounds = REBUILD_SEGMENTS + 1
+        for _ in range(rounds):
             rebuilt = running.rebuilds
             write(indexer, range(n, n + 50))
             n += 50
             while running.rebuilds == rebuilt and time.monotonic() < deadline:
                 time.sleep(0.05)
-        assert running.rebuilds >= 3, running.last_failure
+            assert segments(running) <= REBUILD_SEGMENTS, running.last_failure
+        assert running.rebuilds >= rounds, running.last_failure
         while time.monotonic() < deadline and (
             running.rebuilding or segments(running) > MERGED_SEGMENTS + 1  # and the appendable one
         ):
             time.sleep(0.05)
         assert segments(running) <= MERGED_SEGMENTS + 1, running.last_failure
-        assert running.rebuilds == 4  # three rebuilds, one merge
+        assert running.rebuilds == rounds + 1  # and one merge
         assert running.store.count(documents()) == n
         outcome = search_service(running).search(READER, SearchQuery(include_facets=True))
         assert outcome.facets is not None
         assert outcome.facets["tags"] == expected_tags(list(range(n)))
         time.sleep(1.5)  # idle past the pause three times over: nothing more to merge
-        assert running.rebuilds == 4 and not running.rebuilding
+        assert running.rebuilds == rounds + 1 and not running.rebuilding
     finally:
         running.close()
 
