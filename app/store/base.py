@@ -7,13 +7,6 @@ from typing import Any, Protocol
 
 from qdrant_client import models
 
-# A filtered dense search the engine expects to match fewer vectors than this (in KB: 20,000
-# chunks of 384 float32) scores those exactly instead of walking the graph, whose links do not
-# connect a narrow combination of conditions: at 1M chunks, two tags (6,345 chunks) found none
-# of the 10 nearest through the graph (recall@10 0.0 in 0.8 ms), all of them exactly (29 ms).
-# The engine's default is 10,000 KB; an embedded segment keeps the threshold it was built with.
-FULL_SCAN_THRESHOLD_KB = 30_000
-
 
 @dataclass(frozen=True)
 class Hit:

@@ -17,7 +17,6 @@ from qdrant_client import models
 
 from app.config import Settings
 from app.embeddings.dense import DIMENSION
-from app.store.base import FULL_SCAN_THRESHOLD_KB
 from app.store.errors import IndexConflict
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 
@@ -71,11 +70,7 @@ class CollectionLayout:
             size=DIMENSION,
             distance=DISTANCE,
             on_disk=self.on_disk,
-            hnsw_config=models.HnswConfigDiff(
-                m=self.hnsw_m,
-                ef_construct=self.hnsw_ef_construct,
-                full_scan_threshold=FULL_SCAN_THRESHOLD_KB,
-            ),
+            hnsw_config=models.HnswConfigDiff(m=self.hnsw_m, ef_construct=self.hnsw_ef_construct),
             quantization_config=quantization,
         )
         sparse = models.SparseVectorParams(

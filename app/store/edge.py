@@ -14,7 +14,7 @@ from qdrant_client import models
 
 from app.embeddings.dense import DIMENSION
 from app.store import facet_snapshot, fields, index_format, translate
-from app.store.base import FULL_SCAN_THRESHOLD_KB, Hit, Query, VectorIndex
+from app.store.base import Hit, Query, VectorIndex
 from app.store.doc_facets import MEMBERSHIP, PAYLOAD_KEYS, DocumentFacets
 from app.store.errors import (
     DataDirectoryInUse,
@@ -80,9 +80,6 @@ def _config(optimizers: qe.EdgeOptimizersConfig | None = None) -> qe.EdgeConfig:
     return qe.EdgeConfig(
         vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=DIMENSION, distance=qe.Distance.Cosine)},
         sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-        hnsw_config=qe.HnswIndexConfig(
-            m=16, ef_construct=100, full_scan_threshold=FULL_SCAN_THRESHOLD_KB
-        ),
         optimizers=optimizers,
     )
 

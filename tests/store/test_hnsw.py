@@ -2,7 +2,6 @@
 writes after `optimize()` land in plain segments beside it, and every answer stays right; the
 status and the estimate of what is indexed follow."""
 
-import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +11,6 @@ import pytest
 from qdrant_client import models
 
 from app.embeddings.dense import HashingEncoder
-from app.store.base import FULL_SCAN_THRESHOLD_KB
 from app.store.edge import EdgeStore
 from app.store.fields import (
     CHUNK_INDEX,
@@ -178,24 +176,3 @@ def test_status_on_a_qdrant_server_reports_no_estimate(tmp_path: Path) -> None:
         status = client.get("/api/v1/status", headers=auth()).json()
     assert status["backend"] == "server"
     assert status["hnsw_chunks"] is None and status["unindexed_chunks"] is None
-
-
-def test_a_filter_matching_fewer_chunks_than_the_full_scan_threshold_is_scored_exactly(
-    store: EdgeStore, optimized: Path
-) -> None:
-    """The graph's links need not connect the points a narrow combination of conditions keeps
-    (at 1M chunks two tags found none of the 10 nearest): below FULL_SCAN_THRESHOLD_KB the
-    engine scores the filtered points exactly. All 7,000 are past the engine's default (~6,700),
-    which the graph built here would have kept (the engine records it in points)."""
-    graphs = list((optimized / "c").glob("shard-*/segments/*/vector_index-dense/hnsw_config.json"))
-    assert graphs
-    for graph in graphs:
-        recorded = json.loads(graph.read_text())["full_scan_threshold"]
-        assert recorded == FULL_SCAN_THRESHOLD_KB * 1024 // (DIM * 4)
-    indexed = np.load(optimized / "vectors.npy")
-    readable = models.Filter(
-        must=[models.FieldCondition(key=READERS, match=models.MatchValue(value="user:alice"))]
-    )
-    for query in _vectors(np.random.default_rng(5), 40):
-        exact = np.argsort(-(indexed @ query))[:10]
-        assert _top(store, query, readable) == [_point_id(int(n)) for n in exact]

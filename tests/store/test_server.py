@@ -15,7 +15,6 @@ from qdrant_client.http.exceptions import UnexpectedResponse
 from app.config import Settings
 from app.embeddings.dense import HashingEncoder
 from app.store import server as server_module
-from app.store.base import FULL_SCAN_THRESHOLD_KB
 from app.store.cluster import CollectionLayout, CollectionMismatch
 from app.store.errors import EngineFailed, EngineUnavailable
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
@@ -72,7 +71,6 @@ def test_the_layout_reaches_create_collection(monkeypatch: pytest.MonkeyPatch) -
     assert dense.on_disk is True
     assert dense.hnsw_config is not None
     assert (dense.hnsw_config.m, dense.hnsw_config.ef_construct) == (32, 256)
-    assert dense.hnsw_config.full_scan_threshold == FULL_SCAN_THRESHOLD_KB
     assert isinstance(dense.quantization_config, models.ScalarQuantization)
     assert dense.quantization_config.scalar.type == models.ScalarType.INT8
     sparse = (params.sparse_vectors or {})[SPARSE_VECTOR]
