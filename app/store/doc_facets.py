@@ -317,6 +317,21 @@ class DocumentFacets:
             # A product, not chunks[mask].sum(): no copy of the rows chosen (1M: 0.9 vs 4.3 ms).
             return int(np.dot(self._chunks.view(), mask.astype(np.int64)))
 
+    def keeps_fewer(self, selector: models.Filter, limit: int) -> bool | None:
+        """Whether `selector` keeps fewer than `limit` points, as `count` counts them (None: not
+        evaluable here). Every row kept has a chunk at least, so as many rows as `limit` spare
+        the chunk totals' product (0.8 of 1 ms at 1M), the common case: asked every search."""
+        with self._lock:
+            mask = self._documents_matching(selector)
+            if mask is not None:
+                return int(np.count_nonzero(mask)) < limit
+            mask = self._chunks_matching(selector)
+            if mask is None:
+                return None
+            if np.count_nonzero(mask) >= limit:
+                return False
+            return int(np.dot(self._chunks.view(), mask.astype(np.int64))) < limit
+
     def facet(self, key: str, selector: models.Filter, limit: int) -> dict[str, int] | None:
         """The engine's facet: documents per value, the `limit` most frequent (ties: by value)."""
         field = self._fields.get(key)

@@ -224,6 +224,28 @@ def test_a_filter_it_cannot_evaluate_is_answered_by_the_engine(pair: Pair) -> No
     assert pair.indexed.count(models.Filter(must=[readable_by(["user:alice"])])) == 1
 
 
+def test_keeps_fewer_answers_as_the_count_does_documents_or_chunks(pair: Pair) -> None:
+    """Whether a dense search is scored exactly (`EdgeStore`) follows the points a filter keeps:
+    documents for one that pins first chunks, else each document's chunk total."""
+    doc = {"doc_type": "note", "owner": "alice", "acl": [], "modified_at": 100, "chunks": 3}
+    doc |= {"folder": "/A", "tags": ["red"], "category": "Work"}
+    pair.indexed.upsert(
+        [point(f"note:{n}", index, doc) for n in (1, 2) for index in range(3)]
+        + [point("note:3", 0, doc | {"chunks": 1, "tags": ["blue"]})]
+    )
+    pair.indexed.wait_for_facet_index()
+    memory = pair.indexed._facets
+    for tags, kept_documents, kept_chunks in ((("red",), 2, 6), ((), 3, 7), (("green",), 0, 0)):
+        visible = search_filter(Principal("alice"), FilterSpec(tags=tags))
+        assert memory.count(visible.selector()) == kept_chunks
+        for limit in range(9):
+            assert memory.keeps_fewer(visible.selector(), limit) is (kept_chunks < limit)
+            first = visible.selector(first_chunk=True)
+            assert memory.keeps_fewer(first, limit) is (kept_documents < limit)
+    unguarded = models.Filter(must=[FIRST_CHUNK])  # a placeholder could match: the engine
+    assert memory.keeps_fewer(unguarded, 5) is None
+
+
 def test_the_search_filter_is_answered_from_memory(pair: Pair) -> None:
     """The search filter keeps to chunks through the access rule alone (no `kind`): its
     counts and facets must still come from memory, not from a scan by the engine."""

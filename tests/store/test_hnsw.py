@@ -5,12 +5,17 @@ status and the estimate of what is indexed follow."""
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from qdrant_client import models
 
+from app.auth import Principal
 from app.embeddings.dense import HashingEncoder
+from app.filters.conditions import search_filter
+from app.filters.spec import FilterSpec
+from app.store import edge
 from app.store.edge import EdgeStore
 from app.store.fields import (
     CHUNK_INDEX,
@@ -176,3 +181,39 @@ def test_status_on_a_qdrant_server_reports_no_estimate(tmp_path: Path) -> None:
         status = client.get("/api/v1/status", headers=auth()).json()
     assert status["backend"] == "server"
     assert status["hnsw_chunks"] is None and status["unindexed_chunks"] is None
+
+
+class _Recording:
+    """The engine's shard, recording the query requests it is sent."""
+
+    def __init__(self, shard: Any) -> None:
+        self.shard = shard
+        self.requests: list[Any] = []
+
+    def query(self, request: Any) -> Any:
+        self.requests.append(request)
+        return self.shard.query(request)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.shard, name)
+
+
+def test_a_dense_search_whose_filter_keeps_few_chunks_is_scored_exactly(
+    store: EdgeStore, optimized: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the engine's full-scan threshold (~6,700 here) the graph is walked, which misses
+    the nearest of a narrow combination of conditions at 1M chunks: below EXACT_BELOW_CHUNKS,
+    counted by the facet index, the engine is asked for an exact search."""
+    recording = _Recording(store._shard)
+    monkeypatch.setattr(store, "_shard", recording)
+    readable = search_filter(Principal("alice"), FilterSpec()).selector()
+    indexed = np.load(optimized / "vectors.npy")
+    for query in _vectors(np.random.default_rng(5), 5):
+        exact = np.argsort(-(indexed @ query))[:10]
+        assert _top(store, query, readable) == [_point_id(int(n)) for n in exact]
+        assert recording.requests[-1].params.exact
+    monkeypatch.setattr(edge, "EXACT_BELOW_CHUNKS", INDEXED)  # all 7,000 kept: not fewer
+    _top(store, indexed[0], readable)
+    assert recording.requests[-1].params is None
+    _top(store, indexed[0])  # no filter: nothing to count
+    assert recording.requests[-1].params is None
