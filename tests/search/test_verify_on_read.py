@@ -21,6 +21,9 @@ from tests.helpers import auth, doc, ids, index, running_app, search
 
 VERIFY_TOKEN = "verify-shared-secret"
 TIMEOUT = 0.5
+# The deadline of the tests where the source answers: one no answer misses on a loaded machine
+# (a CI run missed 0.5 s, and fail-open then kept the documents the test expected dropped).
+ANSWERED_TIMEOUT = 5.0
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
 
 
@@ -137,7 +140,7 @@ def verifying_app(
 @pytest.fixture
 def verified(tmp_path: Path, source: Source) -> Iterator[TestClient]:
     """The app with verify-on-read pointed at `source`, holding ten notes n0..n9 (n0 newest)."""
-    with verifying_app(tmp_path, source) as client:
+    with verifying_app(tmp_path, source, ANSWERED_TIMEOUT) as client:
         index(client, *NOTES)
         yield client
 
@@ -260,14 +263,16 @@ def test_an_empty_page_asks_nothing(verified: TestClient, source: Source) -> Non
 
 
 @pytest.mark.parametrize("mode", ["sleep", "500", "not-json", "bad-shape", "bad-status"])
-def test_a_failing_source_keeps_every_result(
-    verified: TestClient, source: Source, mode: str
-) -> None:
-    source.statuses = {note(f"n{i}"): "missing" for i in range(10)}
-    source.mode = mode
-    started = time.monotonic()
-    result = search(verified, query="", limit=4)
-    elapsed = time.monotonic() - started
+def test_a_failing_source_keeps_every_result(tmp_path: Path, source: Source, mode: str) -> None:
+    with verifying_app(tmp_path, source) as verified:
+        index(verified, *NOTES)
+        source.statuses = {note(f"n{i}"): "missing" for i in range(10)}
+        source.mode = mode
+        started = time.monotonic()
+        result = search(verified, query="", limit=4)
+        elapsed = time.monotonic() - started
+        # fail-open keeps results; it must not delete anything either
+        kept = verified.get("/api/v1/documents/note/n0", headers=auth()).status_code
     assert ids(result) == ["n0", "n1", "n2", "n3"]
     assert result["dropped_document_count"] == 0
     assert result["verified_chunk_count"] == 4
@@ -276,8 +281,7 @@ def test_a_failing_source_keeps_every_result(
     assert elapsed < TIMEOUT * 3  # did not wait for the sleeping source
     if mode == "sleep":
         assert result["timing_ms"]["verify"] >= TIMEOUT * 1000 * 0.9
-    # fail-open keeps results; it must not delete anything either
-    assert verified.get("/api/v1/documents/note/n0", headers=auth()).status_code == 200
+    assert kept == 200
 
 
 def test_without_a_verify_url_nothing_is_called(tmp_path: Path, source: Source) -> None:
