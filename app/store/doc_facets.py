@@ -308,29 +308,38 @@ class DocumentFacets:
         """Documents under a filter that pins first chunks; or chunks under one of document
         fields only (each matching document's chunk total); else None."""
         with self._lock:
-            mask = self._documents_matching(selector)
-            if mask is not None:
-                return int(np.count_nonzero(mask))
-            mask = self._chunks_matching(selector)
-            if mask is None:
+            kept = self._kept(selector)
+            if kept is None:
                 return None
-            # A product, not chunks[mask].sum(): no copy of the rows chosen (1M: 0.9 vs 4.3 ms).
-            return int(np.dot(self._chunks.view(), mask.astype(np.int64)))
+            mask, documents = kept
+            return int(np.count_nonzero(mask)) if documents else self._chunk_total(mask)
 
     def keeps_fewer(self, selector: models.Filter, limit: int) -> bool | None:
         """Whether `selector` keeps fewer than `limit` points, as `count` counts them (None: not
         evaluable here). Every row kept has a chunk at least, so as many rows as `limit` spare
         the chunk totals' product (0.8 of 1 ms at 1M), the common case: asked every search."""
         with self._lock:
-            mask = self._documents_matching(selector)
-            if mask is not None:
-                return int(np.count_nonzero(mask)) < limit
-            mask = self._chunks_matching(selector)
-            if mask is None:
+            kept = self._kept(selector)
+            if kept is None:
                 return None
-            if np.count_nonzero(mask) >= limit:
-                return False
-            return int(np.dot(self._chunks.view(), mask.astype(np.int64))) < limit
+            mask, documents = kept
+            rows = int(np.count_nonzero(mask))
+            if documents or rows >= limit:
+                return rows < limit
+            return self._chunk_total(mask) < limit
+
+    def _kept(self, selector: models.Filter) -> tuple[Mask, bool] | None:
+        """The rows `selector` keeps, and whether it keeps them as documents (else as their
+        chunks); None if it cannot be evaluated here."""
+        mask = self._documents_matching(selector)
+        if mask is not None:
+            return mask, True
+        mask = self._chunks_matching(selector)
+        return None if mask is None else (mask, False)
+
+    def _chunk_total(self, mask: Mask) -> int:
+        # A product, not chunks[mask].sum(): no copy of the rows chosen (1M: 0.9 vs 4.3 ms).
+        return int(np.dot(self._chunks.view(), mask.astype(np.int64)))
 
     def facet(self, key: str, selector: models.Filter, limit: int) -> dict[str, int] | None:
         """The engine's facet: documents per value, the `limit` most frequent (ties: by value)."""
