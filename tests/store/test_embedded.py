@@ -3,8 +3,6 @@ while documents keep arriving and searches keep running lose no write, never fai
 and leave facets and counts exact; an engine process that dies is replaced (the served one) or
 abandoned (a rebuild) while the service goes on."""
 
-import ctypes
-import mmap
 import os
 import signal
 import threading
@@ -30,6 +28,7 @@ from app.store import embedded
 from app.store.edge import EdgeStore
 from app.store.embedded import EmbeddedEngine
 from app.store.launch import MERGED_SEGMENTS, REBUILD_SEGMENTS
+from app.store.read_back import resident
 from tests.helpers import doc
 
 TAGS = ("red", "blue", "green")
@@ -259,26 +258,13 @@ def test_counts_and_facets_are_kept_until_a_write_and_exact_after_it(
 
 
 def _resident_pages(path: Path) -> tuple[int, int]:
-    """(pages of `path` in the page cache, pages of `path`), by mincore(2) on a mapping."""
-    size = path.stat().st_size
-    pages = -(-size // mmap.PAGESIZE)
-    if not pages:
-        return 0, 0
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mmap.restype = ctypes.c_void_p
-    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                          ctypes.c_int, ctypes.c_long]  # fmt: skip
-    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_ubyte)]
-    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    flags = (ctypes.c_ubyte * pages)()
+    """(pages of `path` in the page cache, pages of `path`)."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
-        assert libc.mincore(address, size, flags) == 0, ctypes.get_errno()
-        libc.munmap(address, size)
+        pages = resident(fd, os.fstat(fd).st_size)
     finally:
         os.close(fd)
-    return sum(flag & 1 for flag in flags), pages
+    return int(pages.sum()), pages.size
 
 
 def test_a_stopped_engine_leaves_its_shard_in_the_page_cache(
