@@ -51,7 +51,11 @@ def open_engine(
         data = live_data_dir(out) if live else out / "data"
         if not data.exists():  # opening would make an empty index
             raise SystemExit(f"no data directory at {data}")
-        return Ours(EdgeStore(data, COLLECTION, facet_index=False))
+        # With its facet index, as `serve` opens it (it counts narrow filters: EdgeStore), loaded
+        # before the clock starts (from the snapshot a stop left, else read from the shard).
+        store = EdgeStore(data, COLLECTION)
+        store.wait_for_facet_index()
+        return Ours(store)
     if name == "lancedb" and live:
         return LanceDBLive(out / "peers" / "lancedb-live", points, vectors, bulk)
     if name == "lancedb":
