@@ -2,7 +2,7 @@
 failures leave a store as `app.store.errors` types."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from qdrant_client import models
@@ -21,12 +21,14 @@ class Hit:
 class VectorIndex:
     """Where the chunks' dense vectors are: in an HNSW graph, or in plain segments that a
     search scans exactly (their cost grows with their size); and, where the service rebuilds
-    the graph while it serves, how many rebuilds it completed and whether one runs."""
+    the graph while it serves, how many rebuilds it completed, whether one runs and the
+    resident memory of the engine processes doing it, in bytes by role (`serving`, `rebuild`)."""
 
     hnsw: int
     plain: int
     rebuilds: int | None = None
     rebuilding: bool = False
+    engine_memory: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ RETRY_AFTER_FAILURE_S = 300.0
 # merge re-indexes every chunk (100 s of two cores at 100k), so a short pause does not start one.
 MERGE_AFTER_IDLE_S = 120.0
 STOP_WAIT_S = 30.0
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _failpoint(step: str) -> None:
@@ -158,6 +159,15 @@ class EngineProcess:
             self._control = None
 
 
+def _resident_bytes(pid: int) -> int | None:
+    """None once the process has gone."""
+    try:
+        pages = Path(f"/proc/{pid}/statm").read_text().split()[1]
+    except (OSError, IndexError):
+        return None
+    return int(pages) * PAGE_SIZE
+
+
 def launch_for(settings: Settings) -> Launcher:
     return Launcher.new(settings.data_dir, settings.collection, settings.min_free_bytes)
 
@@ -216,6 +226,18 @@ class EmbeddedEngine:
     @property
     def rebuilding(self) -> bool:
         return self.phase is not Phase.SERVING
+
+    def engine_memory(self) -> dict[str, int]:
+        """Resident bytes of the served engine and, while one runs, of the rebuild's: the
+        process collector of `/metrics` sees only the HTTP process."""
+        rebuild = self._rebuild
+        engines = {"serving": self._served, "rebuild": rebuild.engine if rebuild else None}
+        memory = {
+            role: _resident_bytes(engine.process.pid)
+            for role, engine in engines.items()
+            if engine is not None
+        }
+        return {role: size for role, size in memory.items() if size is not None}
 
     def start(self) -> ProcessStore:
         """Start the served engine; returns once its shard is open (raises its refusal)."""

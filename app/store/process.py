@@ -83,6 +83,8 @@ class Supervisor(Protocol):
     @property
     def rebuilding(self) -> bool: ...
 
+    def engine_memory(self) -> dict[str, int]: ...
+
     def close(self) -> None: ...
 
 
@@ -239,7 +241,12 @@ class ProcessStore:
     def vector_index(self) -> VectorIndex | None:
         index = self._typed(VectorIndex, "vector_index")
         supervisor = self._supervisor
-        return replace(index, rebuilds=supervisor.rebuilds, rebuilding=supervisor.rebuilding)
+        return replace(
+            index,
+            rebuilds=supervisor.rebuilds,
+            rebuilding=supervisor.rebuilding,
+            engine_memory=supervisor.engine_memory(),
+        )
 
     def copy_for_backup(self, target: Path) -> Any:
         """The served engine copies its index into `target` (app.backup.shard) and returns

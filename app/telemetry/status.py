@@ -4,11 +4,12 @@ engine: they stay right when the engine runs in another process."""
 
 from collections.abc import Iterator
 
-from prometheus_client.metrics_core import GaugeMetricFamily, Metric
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from app import __version__
 from app.state import AppState, Services
+from app.store.base import VectorIndex
 from app.store.errors import StoreError
 
 
@@ -84,9 +85,33 @@ def _figures(services: Services) -> Iterator[Metric]:
         yield _gauge(
             "astrolabe_index_unindexed_chunks",
             "Embedded engine: chunks outside the HNSW index, scanned exactly by every"
-            " search until `astrolabe-search optimize`.",
+            " search until the service's next rebuild of it.",
             index.plain,
         )
+        if index.rebuilds is not None:  # the engine runs in processes of its own (`serve`)
+            yield from _rebuild_figures(index)
+
+
+def _rebuild_figures(index: VectorIndex) -> Iterator[Metric]:
+    yield CounterMetricFamily(
+        "astrolabe_index_hnsw_rebuilds",
+        "Embedded engine: HNSW rebuilds and merges handed over since the start.",
+        value=index.rebuilds,
+    )
+    yield _gauge(
+        "astrolabe_index_hnsw_rebuilding",
+        "Embedded engine: 1 while a rebuild or a merge runs.",
+        float(index.rebuilding),
+    )
+    memory = GaugeMetricFamily(
+        "astrolabe_engine_resident_memory_bytes",
+        "Embedded engine: resident memory of its processes (serving; rebuild while one runs),"
+        " which process_resident_memory_bytes (the HTTP process) leaves out.",
+        labels=("role",),
+    )
+    for role, size in sorted(index.engine_memory.items()):
+        memory.add_metric((role,), size)
+    yield memory
 
 
 def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:

@@ -177,6 +177,8 @@ def test_a_dead_rebuild_is_abandoned_and_tried_again(engine: EmbeddedEngine) -> 
         time.sleep(0.01)
     rebuild = engine._rebuild
     assert rebuild is not None, "no rebuild started"
+    index = engine.store.vector_index()
+    assert index is not None and set(index.engine_memory) == {"serving", "rebuild"}
     os.kill(rebuild.engine.process.pid, signal.SIGKILL)
     while engine.last_failure is None and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -3,6 +3,7 @@ sets (never a user id, a query or a document id), the scrape-time figures agains
 `/api/v1/status`, and the token-free port."""
 
 import json
+import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ from app.telemetry.search import filter_shape
 from app.telemetry.status import StatusCollector
 from bench.demo_server import free_port
 from bench.loopback import JsonHandler, loopback_server
-from tests.helpers import JWT_SECRET, auth, doc, index, running_app
+from tests.helpers import JWT_SECRET, auth, doc, index, running_app, start_serve
 
 # Strings the requests below carry where a careless label would pick them up.
 USER = "user-7f3a9c"
@@ -256,3 +257,44 @@ def test_the_filter_shape_names_fields_and_floors_never_values() -> None:
         "score_threshold",
     ]
     assert filter_shape(SearchQuery(text="q")) == []
+
+
+def _resident(pid: int) -> float:
+    """VmRSS of a process, in bytes (another reading than the one the service makes)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return float(line.split()[1]) * 1024
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def _children(pid: int) -> list[int]:
+    tasks = Path(f"/proc/{pid}/task")
+    return [int(c) for t in tasks.iterdir() for c in (t / "children").read_text().split()]
+
+
+def test_serve_reports_its_engine_process_beside_its_own(tmp_path: Path) -> None:
+    """Under `serve` the engine runs in a child process, whose memory the process collector
+    (the HTTP process) leaves out: /metrics gives it, and the rebuilds that status counts."""
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"ops-key": {"sub": "ops", "scope": "search index"}}))
+    key = {"Authorization": "Bearer ops-key"}
+    process, base = start_serve(tmp_path / "data", keys)
+    try:
+        with httpx.Client(base_url=base, timeout=60, headers=key) as http:
+            samples = parse(http.get("/metrics").text)
+            status = http.get("/api/v1/status").json()
+        [engine] = _children(process.pid)
+        serving = value(samples, "astrolabe_engine_resident_memory_bytes", role="serving")
+        assert serving > 20 * 2**20
+        assert serving == pytest.approx(_resident(engine), rel=0.25)
+        assert value(samples, "process_resident_memory_bytes") == pytest.approx(
+            _resident(process.pid), rel=0.25
+        )
+        assert [
+            labels["role"] for labels, _ in samples["astrolabe_engine_resident_memory_bytes"]
+        ] == ["serving"]
+        assert value(samples, "astrolabe_index_hnsw_rebuilds_total") == status["hnsw_rebuilds"] == 0
+        assert value(samples, "astrolabe_index_hnsw_rebuilding") == status["hnsw_rebuilding"] == 0
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
