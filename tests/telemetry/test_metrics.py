@@ -25,6 +25,7 @@ from app.telemetry.search import filter_shape
 from app.telemetry.status import StatusCollector
 from bench.demo_server import free_port
 from bench.loopback import JsonHandler, loopback_server
+from bench.service import process_memory
 from tests.helpers import JWT_SECRET, auth, doc, index, running_app, start_serve
 
 # Strings the requests below carry where a careless label would pick them up.
@@ -259,19 +260,6 @@ def test_the_filter_shape_names_fields_and_floors_never_values() -> None:
     assert filter_shape(SearchQuery(text="q")) == []
 
 
-def _resident(pid: int) -> float:
-    """VmRSS of a process, in bytes (another reading than the one the service makes)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return float(line.split()[1]) * 1024
-    raise AssertionError(f"no VmRSS for {pid}")
-
-
-def _children(pid: int) -> list[int]:
-    tasks = Path(f"/proc/{pid}/task")
-    return [int(c) for t in tasks.iterdir() for c in (t / "children").read_text().split()]
-
-
 def test_serve_reports_its_engine_process_beside_its_own(tmp_path: Path) -> None:
     """Under `serve` the engine runs in a child process, whose memory the process collector
     (the HTTP process) leaves out: /metrics gives it, and the rebuilds that status counts."""
@@ -283,12 +271,12 @@ def test_serve_reports_its_engine_process_beside_its_own(tmp_path: Path) -> None
         with httpx.Client(base_url=base, timeout=60, headers=key) as http:
             samples = parse(http.get("/metrics").text)
             status = http.get("/api/v1/status").json()
-        [engine] = _children(process.pid)
+        memory = {p.role: p.rss_mib * 2**20 for p in process_memory(process.pid)}  # VmRSS
         serving = value(samples, "astrolabe_engine_resident_memory_bytes", role="serving")
         assert serving > 20 * 2**20
-        assert serving == pytest.approx(_resident(engine), rel=0.25)
+        assert serving == pytest.approx(memory["engine"], rel=0.25)
         assert value(samples, "process_resident_memory_bytes") == pytest.approx(
-            _resident(process.pid), rel=0.25
+            memory["http"], rel=0.25
         )
         assert [
             labels["role"] for labels, _ in samples["astrolabe_engine_resident_memory_bytes"]
