@@ -18,6 +18,8 @@ from app.auth import Authenticator, Principal
 from app.config import Settings
 from app.embeddings.dense import DenseEncoder, HashingEncoder
 from app.main import create_app
+from app.store.base import Store
+from app.store.embedded import EmbeddedEngine
 from bench.demo_server import free_port
 
 JWT_SECRET = "test-secret-that-is-long-enough-for-hs256"
@@ -53,17 +55,33 @@ def running_app(
     data_dir: Path,
     dense: DenseEncoder,
     api_keys: dict[str, Principal] | None = None,
+    store: Store | None = None,
     **settings: Any,
 ) -> Iterator[TestClient]:
-    """The real app on the real embedded engine in `data_dir`, ready to answer."""
+    """The real app on the real embedded engine in `data_dir` (in this process unless a
+    `store` is given), ready to answer."""
     app = create_app(
         Settings(data_dir=data_dir, jwt_secret=JWT_SECRET, **settings),
         authenticator=Authenticator(JWT_SECRET, dict(api_keys or {})),
         dense=dense,
+        store=store,
     )
     with TestClient(app) as client:
         app.state.astrolabe.ready.wait(timeout=120)
         yield client
+
+
+@contextmanager
+def running_app_on_engine_processes(
+    data_dir: Path, dense: DenseEncoder
+) -> Iterator[tuple[TestClient, EmbeddedEngine]]:
+    """The app as `serve` runs it: the embedded engine in processes of its own."""
+    engine = EmbeddedEngine(Settings(data_dir=data_dir))
+    try:
+        with running_app(data_dir, dense, store=engine.start()) as client:
+            yield client, engine
+    finally:
+        engine.close()
 
 
 def index(client: TestClient, *documents: dict[str, Any], user: str = "alice") -> dict[str, Any]:

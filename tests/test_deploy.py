@@ -1,25 +1,22 @@
 """The deployment files (deploy/, Dockerfile) agree with the code: every SEARCH_* variable they
 set exists in Settings, ports line up, probes hit routes the app serves, images are pinned.
-No Docker engine or Kubernetes runs here: these checks are static, but for the metric names
-the alerts and the dashboard read, which a real `serve` gives."""
+No Docker engine or Kubernetes runs here: these checks are static."""
 
 import json
 import re
 import shlex
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
 import yaml
-from prometheus_client.parser import text_string_to_metric_families
 
 from app.config import Settings
+from app.embeddings.dense import HashingEncoder
 from app.main import create_app
-from tests.helpers import start_serve
+from tests.helpers import doc, index, running_app_on_engine_processes
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -224,26 +221,17 @@ METRIC = re.compile(r"\b((?:astrolabe|process)_[a-z0-9_]+)\b")
 
 
 @pytest.fixture(scope="module")
-def exposed(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
-    """Every sample name the real `serve`'s /metrics can carry (a family not yet observed is
-    still named by its TYPE line), and Prometheus's own `up`. `serve`, not an app in this
-    process: only there does the engine run in processes of its own, with figures of theirs."""
-    root = tmp_path_factory.mktemp("metrics")
-    keys = root / "keys.json"
-    keys.write_text(json.dumps({"ops-key": {"sub": "ops", "scope": "index"}}))
-    process, base = start_serve(root / "data", keys)
-    try:
-        text = httpx.get(
-            f"{base}/metrics", headers={"Authorization": "Bearer ops-key"}, timeout=60
-        ).text
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
-    names = {"up"}
-    for family in text_string_to_metric_families(text):
-        suffixes = {"counter": ["_total"], "histogram": ["_bucket", "_count", "_sum"]}
-        names |= {family.name + s for s in suffixes.get(family.type, [""])}
-    return names
+def exposed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[set[str]]:
+    """Every sample name the app's /metrics can carry as `serve` runs it, the engine in
+    processes of its own (also of metrics not yet observed), and Prometheus's own `up`."""
+    data = tmp_path_factory.mktemp("metrics") / "data"
+    with running_app_on_engine_processes(data, HashingEncoder()) as (client, _):
+        index(client, doc("1"))
+        names = {"up"}
+        for family in client.app.state.astrolabe.metrics.registry.collect():  # type: ignore[attr-defined]
+            suffixes = {"counter": ["_total"], "histogram": ["_bucket", "_count", "_sum"]}
+            names |= {family.name + s for s in suffixes.get(family.type, [""])}
+        yield names
 
 
 def _expressions(node: Any) -> Iterator[str]:

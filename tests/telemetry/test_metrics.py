@@ -3,7 +3,7 @@ sets (never a user id, a query or a document id), the scrape-time figures agains
 `/api/v1/status`, and the token-free port."""
 
 import json
-import signal
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +26,14 @@ from app.telemetry.status import StatusCollector
 from bench.demo_server import free_port
 from bench.loopback import JsonHandler, loopback_server
 from bench.service import process_memory
-from tests.helpers import JWT_SECRET, auth, doc, index, running_app, start_serve
+from tests.helpers import (
+    JWT_SECRET,
+    auth,
+    doc,
+    index,
+    running_app,
+    running_app_on_engine_processes,
+)
 
 # Strings the requests below carry where a careless label would pick them up.
 USER = "user-7f3a9c"
@@ -260,29 +267,24 @@ def test_the_filter_shape_names_fields_and_floors_never_values() -> None:
     assert filter_shape(SearchQuery(text="q")) == []
 
 
-def test_serve_reports_its_engine_process_beside_its_own(tmp_path: Path) -> None:
-    """Under `serve` the engine runs in a child process, whose memory the process collector
-    (the HTTP process) leaves out: /metrics gives it, and the rebuilds that status counts."""
-    keys = tmp_path / "keys.json"
-    keys.write_text(json.dumps({"ops-key": {"sub": "ops", "scope": "search index"}}))
-    key = {"Authorization": "Bearer ops-key"}
-    process, base = start_serve(tmp_path / "data", keys)
-    try:
-        with httpx.Client(base_url=base, timeout=60, headers=key) as http:
-            samples = parse(http.get("/metrics").text)
-            status = http.get("/api/v1/status").json()
-        memory = {p.role: p.rss_mib * 2**20 for p in process_memory(process.pid)}  # VmRSS
+def test_engine_processes_are_reported_beside_the_http_process(tmp_path: Path) -> None:
+    """As `serve` runs it, the engine is a child process whose memory the process collector
+    (this process) leaves out: /metrics gives it, and the rebuilds that status counts."""
+    with running_app_on_engine_processes(tmp_path / "data", HashingEncoder()) as (client, engine):
+        index(client, doc("1", "one"))
+        samples = scrape(client)
+        status = client.get("/api/v1/status", headers=auth()).json()
+        served = engine._served
+        assert served is not None
+        memory = {p.pid: p.rss_mib * 2**20 for p in process_memory(os.getpid())}  # VmRSS
         serving = value(samples, "astrolabe_engine_resident_memory_bytes", role="serving")
         assert serving > 20 * 2**20
-        assert serving == pytest.approx(memory["engine"], rel=0.25)
+        assert serving == pytest.approx(memory[served.process.pid], rel=0.25)
         assert value(samples, "process_resident_memory_bytes") == pytest.approx(
-            memory["http"], rel=0.25
+            memory[os.getpid()], rel=0.25
         )
         assert [
             labels["role"] for labels, _ in samples["astrolabe_engine_resident_memory_bytes"]
         ] == ["serving"]
         assert value(samples, "astrolabe_index_hnsw_rebuilds_total") == status["hnsw_rebuilds"] == 0
         assert value(samples, "astrolabe_index_hnsw_rebuilding") == status["hnsw_rebuilding"] == 0
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
