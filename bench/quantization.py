@@ -4,8 +4,8 @@ The tier's dense vectors in two Qdrant Edge shards, one of float32 only and one 
 quantization kept in RAM (searches rescore on the originals, as Qdrant does by default), each
 optimized; then, query by query in turn on both: a graph search (k=10, no filter; on the int8
 shard also with 2x oversampling) and an exact search of a 10 % filter (the path of narrow
-filters), timed, with recall@10 against numpy's exact answer. Also the optimize time, the disk,
-and the process's RSS growth while each shard is made.
+filters), timed, with recall@10 against numpy's exact answer. Also the optimize time and the
+disk.
 
     .venv/bin/python -m bench.quantization [--tier 100k] [--data bench/.data]
 
@@ -13,7 +13,6 @@ Writes bench/results/quantization.json."""
 
 import argparse
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -92,10 +91,6 @@ def truth(vectors: np.ndarray, queries: np.ndarray, filtered: bool) -> list[set[
     return [set(ids[np.argsort(-row)[:10]].tolist()) for row in scores]
 
 
-def rss_mib() -> float:
-    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.quantization")
     parser.add_argument("--tier", default="100k")
@@ -112,13 +107,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.data) as scratch:
         shards = {}
         for name, quantized in (("float32", False), ("int8", True)):
-            before = rss_mib()
             shard, optimize_s = make_shard(Path(scratch) / name, vectors, quantized)
             shards[name] = shard
             result["shards"][name] = {
                 "optimize_s": round(optimize_s, 1),
                 "disk_mib": disk_mib(Path(scratch) / name),
-                "rss_growth_mib": round(rss_mib() - before, 1),
             }
         # (shard, oversampling of the quantized candidates rescored; None: the engine's own)
         modes = {"float32": ("float32", None), "int8": ("int8", None), "int8, x2": ("int8", 2.0)}
