@@ -1,16 +1,17 @@
 """Service settings, read from `SEARCH_*` environment variables and a `.env` file."""
 
 import os
+import string
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.search.links import check_template
-
 LINK_TEMPLATE_PREFIX = "SEARCH_LINK_TEMPLATE_"
+LINK_PLACEHOLDERS = ("doc_type", "doc_id", "file_path")
 
 
 def link_templates_from_environment() -> dict[str, str]:
@@ -21,6 +22,25 @@ def link_templates_from_environment() -> dict[str, str]:
         for key, value in found.items()
         if key.upper().startswith(LINK_TEMPLATE_PREFIX) and value
     }
+
+
+def check_template(doc_type: str, template: str) -> None:
+    """ValueError naming the variable, unless `template` is an http(s) URL whose only
+    placeholders are {doc_type}, {doc_id} and {file_path} (app.search.links fills them in)."""
+    variable = f"{LINK_TEMPLATE_PREFIX}{doc_type.upper()}"
+    try:
+        names = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+    except ValueError as exc:
+        raise ValueError(f"{variable}: {exc}") from exc
+    unknown = sorted(set(names) - set(LINK_PLACEHOLDERS))
+    if unknown:
+        raise ValueError(
+            f"{variable}: unknown placeholder {{{unknown[0]}}} (use {{doc_type}}, {{doc_id}},"
+            " {file_path})"
+        )
+    parts = urlsplit(template)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{variable}: must start with http:// or https:// and name a host")
 
 
 class Settings(BaseSettings):

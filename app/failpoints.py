@@ -1,10 +1,12 @@
-"""Named steps where a kill -9 test makes this process kill itself (`ASTROLABE_FAILPOINT`, as the
-engine supervisor's handover steps do): the crash happens exactly there, every run."""
+"""Named steps where a kill -9 test makes this process kill itself (`ASTROLABE_FAILPOINT`): the
+crash happens exactly there, every run. Steps: the engine supervisor's handover (`copied`,
+`caught_up`, `sealed`, `finished`, `switched`, `retired`), a backup's (`backup_copied`,
+`backup_sent_file`, `backup_received_file`) and a reindex's (`reindexed_page`)."""
 
 import os
 import signal
 
-from app.store.embedded import FAILPOINT_ENV
+FAILPOINT_ENV = "ASTROLABE_FAILPOINT"
 
 
 def failpoint(step: str) -> None:

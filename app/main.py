@@ -13,13 +13,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
 from app.auth import Authenticator, build_authenticator
-from app.compat import compat_validation_error
 from app.config import Settings
 from app.embeddings.dense import DenseEncoder
 from app.errors import PayloadTooLarge, error_response, install_error_handlers
 from app.ingest.receive import MULTIPART_OVERHEAD
 from app.mcp.endpoint import McpEndpoint
 from app.routes import admin, documents, files, metrics, navigation, search, status, sync, viz
+from app.routes.compat import compat_validation_error
+from app.routes.metrics import StatusCollector
 from app.routes.pages import install_pages
 from app.state import AppState, close_services, load_services
 from app.store.base import Store
@@ -28,7 +29,6 @@ from app.telemetry.logs import configure_logging
 from app.telemetry.metrics import metrics_port
 from app.telemetry.middleware import RequestTelemetry
 from app.telemetry.request_id import document_request_id
-from app.telemetry.status import StatusCollector
 
 DESCRIPTION = """Hybrid (dense all-MiniLM-L6-v2 + BM25) search over document chunks, with rich
 filters applied inside the engine, access rules and verify-on-read. The contract, with the date

@@ -22,11 +22,11 @@ from app.search.links import LinkTemplates
 from app.search.navigation import Navigator
 from app.search.rerank import Reranker
 from app.search.service import SearchService
+from app.search.telemetry import SearchTelemetry
 from app.search.verify import DocRef, Verifier
 from app.store.base import Store
 from app.store.fields import doc_key
 from app.telemetry.metrics import Metrics
-from app.telemetry.search import SearchTelemetry
 
 log = logging.getLogger(__name__)
 

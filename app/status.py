@@ -1,5 +1,8 @@
-"""The service's own state on the wire: readiness, the status summary, and who a token is."""
+"""The service's own state: its figures, read once per request or scrape (`StatusFigures`) and
+rendered by `GET /api/v1/status`, the sync status, MCP's `index_status` and `/metrics`
+(`app.routes.metrics`); readiness; and who a token is."""
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -7,9 +10,46 @@ from pydantic import BaseModel, Field
 from app import __version__
 from app.auth import Principal
 from app.config import Settings
+from app.ingest.documents import IndexCounts
 from app.ingest.sparse_fit import read_fit
 from app.search.algorithms import Algorithm, FusionMethod
 from app.state import AppState, Services
+from app.store.base import VectorIndex
+
+
+@dataclass(frozen=True)
+class StatusFigures:
+    backend: str  # embedded | server
+    embedding_model: str
+    embedding_dimension: int
+    counts: IndexCounts
+    points: int  # every point in the engine: chunks, placeholders, the statistics' own
+    queue_depth: int
+    max_pending: int
+    indexing_rate: float  # documents a second over the last minute
+    syncing: bool  # documents waiting to be indexed, or a purge
+    index: VectorIndex | None  # None: a Qdrant server, which indexes by itself
+    bm25_avg_len: float | None  # None before the first document
+    rerank_available: bool
+
+    @classmethod
+    def of(cls, services: Services) -> "StatusFigures":
+        ingest = services.ingest
+        fit = read_fit(services.store)
+        return cls(
+            backend=services.store.backend,
+            embedding_model=services.dense.name,
+            embedding_dimension=services.dense.dimension,
+            counts=ingest.counts(),
+            points=services.store.count(),
+            queue_depth=ingest.queue.depth,
+            max_pending=ingest.queue.max_pending,
+            indexing_rate=ingest.queue.rate(),
+            syncing=ingest.syncing,
+            index=services.store.vector_index(),
+            bm25_avg_len=None if fit is None else round(fit.avg_len, 2),
+            rerank_available=services.reranker is not None,
+        )
 
 
 class Health(BaseModel):
@@ -69,33 +109,31 @@ class StatusResponse(BaseModel):
     )
 
     @classmethod
-    def of(cls, settings: Settings, services: Services) -> "StatusResponse":
-        counts = services.ingest.counts()
-        index = services.store.vector_index()
-        fit = read_fit(services.store)
+    def of(cls, settings: Settings, figures: StatusFigures) -> "StatusResponse":
+        counts, index = figures.counts, figures.index
         algorithms = [a.value for a in Algorithm]
         return cls(
             version=__version__,
-            backend=services.store.backend,
+            backend=figures.backend,
             collection=settings.collection,
-            embedding_model=services.dense.name,
-            embedding_dimension=services.dense.dimension,
+            embedding_model=figures.embedding_model,
+            embedding_dimension=figures.embedding_dimension,
             documents=counts.documents,
             chunks=counts.chunks,
             pending=counts.pending,
             failed=counts.failed,
-            queue_depth=services.ingest.queue.depth,
-            max_pending=services.ingest.queue.max_pending,
-            indexing_rate=services.ingest.queue.rate(),
+            queue_depth=figures.queue_depth,
+            max_pending=figures.max_pending,
+            indexing_rate=figures.indexing_rate,
             hnsw_chunks=None if index is None else index.hnsw,
             unindexed_chunks=None if index is None else index.plain,
             hnsw_rebuilds=None if index is None else index.rebuilds,
             hnsw_rebuilding=index is not None and index.rebuilding,
             supported_algorithms=algorithms,
             supported_fusions=[f.value for f in FusionMethod],
-            bm25_avg_len=None if fit is None else round(fit.avg_len, 2),
+            bm25_avg_len=figures.bm25_avg_len,
             supported_search_types=algorithms,
-            rerank_available=services.reranker is not None,
+            rerank_available=figures.rerank_available,
         )
 
 

@@ -24,11 +24,10 @@ from typing import Any
 from app.backup.make import make_backup
 from app.backup.manifest import Manifest
 from app.backup.restore import restore
-from app.backup.shard import copy_at_one_moment
 from app.backup.stream import download
 from app.config import Settings
+from app.store.copies import disk_usage
 from app.store.edge import EdgeStore
-from app.store.engine import disk_usage
 from bench import service
 from bench.prepare import COLLECTION, tier_dir
 
@@ -45,7 +44,7 @@ def stopped(data_dir: Path, dest: Path) -> dict[str, float]:
     """The copy alone (writes paused this long under serve), and the whole backup."""
     store = EdgeStore(data_dir, COLLECTION, facet_index=False, check_settings=False)
     try:
-        copy_s, _ = _timed(lambda: copy_at_one_moment(store, dest / "copy"))
+        copy_s, _ = _timed(lambda: store.copy_to(dest / "copy", {}))
         shutil.rmtree(dest / "copy")
         whole_s, _ = _timed(lambda: make_backup(store, dest / "backup", COLLECTION))
     finally:

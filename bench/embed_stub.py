@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from app.embeddings.dense import DIMENSION, DenseEncoder, HashingEncoder
+from app.embeddings.dense import DenseEncoder, HashingEncoder
 from app.embeddings.remote import PROBE_SENTENCE, reference_probe_vector
+from app.index_settings import DIMENSION
 from bench.encoder import text_key
 from bench.loopback import JsonHandler
 

@@ -15,10 +15,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from app.cli import DEMO_CORPUS
 from app.embeddings.dense import DenseEncoder, MiniLMEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.ingest.chunking import chunk_text
+from app.ingest.demo import DEMO_CORPUS
 from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.ingest.queue import BATCH_DOCUMENTS

@@ -21,8 +21,8 @@ from typing import Any
 
 import httpx
 
-from app.cli import DEMO_CORPUS
 from app.filters.spec import parse_modified_timestamp
+from app.ingest.demo import DEMO_CORPUS
 from bench.demo_server import free_port
 from bench.service import wait_ready
 

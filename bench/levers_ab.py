@@ -14,7 +14,6 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,12 +24,11 @@ from qdrant_client import models
 from app.auth import Principal
 from app.embeddings.dense import MiniLMEncoder
 from app.embeddings.sparse import Bm25Encoder
-from app.filters.selectors import Selector
-from app.search.algorithms import Encoded, Hybrid, QueryEncoder, SearchAlgorithm
+from app.search.algorithms import Encoded, Hybrid, QueryEncoder, SearchAlgorithm, Wanted
 from app.search.fusion import FusionMethod
 from app.search.rerank import Reranker
 from app.search.service import SearchQuery, SearchService
-from app.store.base import Hit
+from app.store.base import Hit, Query
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from bench.corpus import QUALITY_GROUP, load_vaswani
@@ -45,14 +43,8 @@ READER = Principal("quality", (QUALITY_GROUP,), frozenset({"search"}))
 class EngineFusedHybrid(Hybrid):
     """Before issue 17: one engine query, both branches fused there by RRF."""
 
-    def _candidates(
-        self,
-        query: Encoded,
-        where: Selector,
-        depth: int,
-        score_threshold: float | None,
-        payload_keys: Sequence[str],
-    ) -> list[Hit]:
+    def _candidates(self, query: Encoded, wanted: Wanted) -> list[Hit]:
+        where, depth = wanted.where, wanted.depth
         branches = [
             models.Prefetch(
                 query=models.NearestQuery(nearest=query.dense or []),
@@ -71,12 +63,14 @@ class EngineFusedHybrid(Hybrid):
                 )
             )
         return self.store.query(
-            query=models.RrfQuery(rrf=models.Rrf(k=self.fusion.rrf_k)),
-            prefetch=branches,
-            filter=where,
-            limit=depth,
-            score_threshold=score_threshold,
-            payload_keys=payload_keys,
+            Query(
+                query=models.RrfQuery(rrf=models.Rrf(k=self.fusion.rrf_k)),
+                prefetch=branches,
+                filter=where,
+                limit=depth,
+                score_threshold=wanted.score_threshold,
+                payload_keys=wanted.payload_keys,
+            )
         )
 
 

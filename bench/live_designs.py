@@ -27,9 +27,9 @@ from qdrant_client import models
 from app.config import Settings
 from app.embeddings.sparse import Bm25Encoder
 from app.search.algorithms import NO_PAYLOAD, Encoded, FusionMethod, Hybrid
-from app.store.base import Hit, Store
+from app.store.base import Hit, Query, Store
 from app.store.edge import EdgeStore
-from app.store.embedded import EmbeddedEngine
+from app.store.engine.supervisor import Supervisor
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from app.store.layout import IndexLayout
 from bench.corpus import load_vaswani
@@ -69,10 +69,10 @@ def fused(stores: list[EdgeStore], vector: np.ndarray, sparse: models.SparseVect
     dense: list[Hit] = []
     bm25: list[Hit] = []
     for store in stores:
-        dense += store.query(query=models.NearestQuery(nearest=vector.tolist()), using=DENSE_VECTOR,
-                             filter=flt, limit=LEG, payload_keys=NO_PAYLOAD)  # fmt: skip
-        bm25 += store.query(query=models.NearestQuery(nearest=sparse), using=SPARSE_VECTOR,
-                            filter=flt, limit=LEG, payload_keys=NO_PAYLOAD)  # fmt: skip
+        nearest = models.NearestQuery(nearest=vector.tolist())
+        dense += store.query(Query(nearest, LEG, DENSE_VECTOR, flt, payload_keys=NO_PAYLOAD))
+        nearest = models.NearestQuery(nearest=sparse)
+        bm25 += store.query(Query(nearest, LEG, SPARSE_VECTOR, flt, payload_keys=NO_PAYLOAD))
     dense.sort(key=lambda h: -h.score)
     bm25.sort(key=lambda h: -h.score)
     scores: dict[str, float] = {}
@@ -92,8 +92,8 @@ def hybrid_ids(store: Store, vector: np.ndarray, text: str, flt: models.Filter) 
 
 
 def bm25_ids(store: EdgeStore, sparse: models.SparseVector, flt: models.Filter) -> list[str]:
-    hits = store.query(query=models.NearestQuery(nearest=sparse), using=SPARSE_VECTOR,
-                       filter=flt, limit=10, payload_keys=NO_PAYLOAD)  # fmt: skip
+    hits = store.query(Query(query=models.NearestQuery(nearest=sparse), using=SPARSE_VECTOR,
+                       filter=flt, limit=10, payload_keys=NO_PAYLOAD))  # fmt: skip
     return [h.id for h in hits]
 
 
@@ -139,7 +139,7 @@ def processes_design(whole: Path, scratch: Path, work: list[tuple[Any, str]],
     shutil.rmtree(scratch, ignore_errors=True)
     shutil.copytree(whole / COLLECTION, scratch / COLLECTION)
     local = EdgeStore(whole, COLLECTION, facet_index=False)
-    engine = EmbeddedEngine(Settings(data_dir=scratch, collection=COLLECTION), threshold=10**12)
+    engine = Supervisor(Settings(data_dir=scratch, collection=COLLECTION), threshold=10**12)
     remote = engine.start()
     in_process, through_socket = [], []
     try:

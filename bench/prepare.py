@@ -15,8 +15,9 @@ from typing import IO, Any
 import numpy as np
 from qdrant_client import models
 
-from app.embeddings.dense import DIMENSION, MODEL_NAME, DenseEncoder, HashingEncoder
-from app.embeddings.sparse import DEFAULT_AVG_LEN, B, Bm25Encoder, K, token_count
+from app.embeddings.dense import DenseEncoder, HashingEncoder
+from app.embeddings.sparse import DEFAULT_AVG_LEN, Bm25Encoder, token_count
+from app.index_settings import BM25_B, BM25_K, DIMENSION, MODEL_NAME
 from app.ingest.pipeline import chunk_payload, chunk_point_id
 from app.ingest.sparse_fit import SparseFit, mean_length, read_fit, write_fit
 from app.store.edge import EdgeStore
@@ -75,7 +76,7 @@ def payload_keys() -> str:
 def payload_layout() -> str:
     """The chunk payload's keys, and how the sparse vectors are encoded: a tier written in an
     older layout is rebuilt."""
-    return f"{payload_keys()};bm25 k={K} b={B} fitted"
+    return f"{payload_keys()};bm25 k={BM25_K} b={BM25_B} fitted"
 
 
 def tier_dir(root: Path, tier: str) -> Path:
@@ -192,7 +193,7 @@ class Loaded:
 
 def load_store(data_dir: Path, out: Path) -> Loaded:
     """The tier's plain files through the store layer, streamed, then indexed as `ingest` does."""
-    from app.cli import optimize_if_worth_it
+    from app.cli.indexing import optimize_if_worth_it
     from app.config import Settings
 
     store = EdgeStore(data_dir, COLLECTION, facet_index=False)

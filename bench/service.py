@@ -79,7 +79,7 @@ def process_tree(pid: int) -> list[int]:
 def _engine_started(pid: int) -> int | None:
     """When an engine process started (clock ticks after boot); None: not one, or gone."""
     try:
-        if b"app.store.engine" not in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
+        if b"app.engine_child" not in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
             return None
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
     except OSError:

@@ -22,11 +22,12 @@ from pathlib import Path
 import numpy as np
 from qdrant_client import models
 
-from app.embeddings.dense import DIMENSION as DENSE_SIZE
 from app.embeddings.sparse import Bm25Encoder
+from app.index_settings import DIMENSION as DENSE_SIZE
 from app.ingest.chunking import Chunk
 from app.ingest.documents import Document
 from app.ingest.pipeline import chunk_payload, chunk_point_id
+from app.store.base import Query
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 
@@ -119,22 +120,26 @@ def measure_memory(directory: Path) -> dict[str, float]:
             ]
         )
         store.query(
-            query=models.RrfQuery(rrf=models.Rrf(k=60)),
-            prefetch=[
-                models.Prefetch(
-                    query=models.NearestQuery(nearest=(vector / np.linalg.norm(vector)).tolist()),
-                    using=DENSE_VECTOR,
-                    limit=100,
-                    filter=flt,
-                ),
-                models.Prefetch(
-                    query=models.NearestQuery(nearest=sparse.encode_query("quarterly report")),
-                    using=SPARSE_VECTOR,
-                    limit=100,
-                    filter=flt,
-                ),
-            ],
-            limit=10,
+            Query(
+                query=models.RrfQuery(rrf=models.Rrf(k=60)),
+                prefetch=[
+                    models.Prefetch(
+                        query=models.NearestQuery(
+                            nearest=(vector / np.linalg.norm(vector)).tolist()
+                        ),
+                        using=DENSE_VECTOR,
+                        limit=100,
+                        filter=flt,
+                    ),
+                    models.Prefetch(
+                        query=models.NearestQuery(nearest=sparse.encode_query("quarterly report")),
+                        using=SPARSE_VECTOR,
+                        limit=100,
+                        filter=flt,
+                    ),
+                ],
+                limit=10,
+            )
         )
     loaded = _rss_mib()
     store.close()

@@ -7,4 +7,5 @@ cd "$(dirname "$0")/.."
 .venv/bin/ruff check app tests bench scripts
 .venv/bin/ruff format --check app tests bench scripts
 .venv/bin/mypy
+.venv/bin/lint-imports --no-cache
 .venv/bin/python -m pytest --cov --cov-report=term-missing:skip-covered --cov-fail-under=90 "$@"

@@ -19,7 +19,7 @@ from app.config import Settings
 from app.embeddings.dense import DenseEncoder, HashingEncoder
 from app.main import create_app
 from app.store.base import Store
-from app.store.embedded import EmbeddedEngine
+from app.store.engine.supervisor import Supervisor
 from bench.demo_server import free_port
 
 JWT_SECRET = "test-secret-that-is-long-enough-for-hs256"
@@ -74,9 +74,9 @@ def running_app(
 @contextmanager
 def running_app_on_engine_processes(
     data_dir: Path, dense: DenseEncoder
-) -> Iterator[tuple[TestClient, EmbeddedEngine]]:
+) -> Iterator[tuple[TestClient, Supervisor]]:
     """The app as `serve` runs it: the embedded engine in processes of its own."""
-    engine = EmbeddedEngine(Settings(data_dir=data_dir))
+    engine = Supervisor(Settings(data_dir=data_dir))
     try:
         with running_app(data_dir, dense, store=engine.start()) as client:
             yield client, engine

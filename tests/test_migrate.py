@@ -8,11 +8,12 @@ import pytest
 from qdrant_client import models
 
 from app import cli
+from app.backup.migrate import Checkpoint, MigrationMismatch, copy_points, count_points, verify
 from app.embeddings.dense import HashingEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
-from app.migrate import Checkpoint, MigrationMismatch, copy_points, count_points, verify
+from app.store.base import Query
 from app.store.edge import EdgeStore
 from app.store.fields import SPARSE_VECTOR
 from app.store.server import ServerStore
@@ -50,7 +51,7 @@ def target() -> Iterator[ServerStore]:
 def _sparse_scores(store: EdgeStore | ServerStore, text: str) -> dict[str, float]:
     """Every point the BM25 leg finds, with its score: equal only if the sparse vectors are."""
     query = models.NearestQuery(nearest=Bm25Encoder().encode_query(text))
-    hits = store.query(query=query, using=SPARSE_VECTOR, limit=1000)
+    hits = store.query(Query(query=query, using=SPARSE_VECTOR, limit=1000))
     return {h.id: round(h.score, 4) for h in hits}
 
 

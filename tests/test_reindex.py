@@ -17,15 +17,15 @@ from qdrant_client import models
 from app import cli
 from app.embeddings.dense import HashingEncoder
 from app.embeddings.sparse import Bm25Encoder
+from app.index_settings import IndexSettings
 from app.ingest.chunking import chunk_spans
 from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
+from app.ingest.reindex import CHECKPOINT, reindex
 from app.ingest.sparse_fit import read_fit
-from app.reindex import CHECKPOINT, reindex
 from app.store import fields
 from app.store.edge import EdgeStore
 from app.store.errors import IndexOutdated
-from app.store.index_format import IndexSettings
 from app.store.layout import IndexLayout
 from tests.helpers import doc
 
@@ -148,7 +148,7 @@ def test_a_changed_chunk_size_rechunks_each_document(tmp_path: Path) -> None:
 def test_a_run_killed_mid_way_resumes_where_it_stopped(tmp_path: Path) -> None:
     written_with(tmp_path)
     script = (
-        "import sys; from pathlib import Path; from app.reindex import reindex;"
+        "import sys; from pathlib import Path; from app.ingest.reindex import reindex;"
         " from app.embeddings.dense import HashingEncoder;"
         " reindex(Path(sys.argv[1]), 'astrolabe', HashingEncoder(), page=8)"
     )

@@ -9,13 +9,15 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+from qdrant_client import models
 
 from app import __version__
 from app.backup.errors import BackupError
+from app.durable import write_atomically
 from app.filters import selectors
 from app.store.base import Store
-from app.store.layout import write_atomically
 
 MANIFEST = "manifest.json"
 VERSION = 1  # of the backup format (the manifest and the files beside it)
@@ -31,15 +33,18 @@ class Counts:
     pending: int  # accepted, waiting to be indexed
     failed: int  # accepted, indexing failed
 
+    # What each count counts (None: every point), as `Store.copy_to` takes them.
+    SELECTORS: ClassVar[dict[str, models.Filter | None]] = {
+        "documents": selectors.documents(),
+        "chunks": selectors.chunks(),
+        "points": None,
+        "pending": selectors.pending(),
+        "failed": selectors.failed(),
+    }
+
     @classmethod
     def of(cls, store: Store) -> "Counts":
-        return cls(
-            documents=store.count(selectors.documents()),
-            chunks=store.count(selectors.chunks()),
-            points=store.count(),
-            pending=store.count(selectors.pending()),
-            failed=store.count(selectors.failed()),
-        )
+        return cls(**{name: store.count(f) for name, f in cls.SELECTORS.items()})
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,16 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from app.embeddings.model_files import ModelMissing, exported, onnx_path, tokenizer_beside
+from app.embeddings.model_files import (
+    MAX_SEQ_LENGTH,
+    ModelMissing,
+    exported,
+    onnx_path,
+    tokenizer_beside,
+)
+from app.index_settings import DIMENSION, MODEL_NAME
 
 log = logging.getLogger(__name__)
-
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-DIMENSION = 384
-MAX_SEQ_LENGTH = 256
 
 
 class DenseEncoder(Protocol):

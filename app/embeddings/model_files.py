@@ -12,6 +12,9 @@ WEIGHTS_VERSION = "0.1.0"
 # Bump when the exported files change (inputs, pooling, opset, the tokenizer beside the
 # graph): old files are then ignored.
 EXPORT_FORMAT = 2
+# Word pieces a text is cut at (the model's own limit; MiniLM's tokenizer.json says 128 unless
+# told 256).
+MAX_SEQ_LENGTH = 256
 
 
 class ModelMissing(RuntimeError):

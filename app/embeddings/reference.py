@@ -5,8 +5,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from app.embeddings.dense import DIMENSION, MAX_SEQ_LENGTH, MODEL_NAME
-from app.embeddings.model_files import weights_dir
+from app.embeddings.model_files import MAX_SEQ_LENGTH, weights_dir
+from app.index_settings import DIMENSION, MODEL_NAME
 
 
 def load_sentence_transformer() -> Any:

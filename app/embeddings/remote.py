@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 
-from app.embeddings.dense import DIMENSION
 from app.errors import Unavailable
+from app.index_settings import DIMENSION
 
 log = logging.getLogger(__name__)
 

@@ -8,13 +8,12 @@ k and b were chosen on two collections (docs/benchmarks.md, "Retrieval quality")
 
 from collections.abc import Sequence
 from functools import cache
-from typing import Any
 
 import qdrant_edge as qe
 from qdrant_client import models
 
-K = 1.2
-B = 0.4
+from app.index_settings import BM25_B, BM25_K, BM25_LANGUAGE
+
 DEFAULT_AVG_LEN = 256.0  # the library's own default: until an index has a measured mean
 
 
@@ -22,7 +21,7 @@ DEFAULT_AVG_LEN = 256.0  # the library's own default: until an index has a measu
 def _counter() -> qe.Bm25:
     """The same tokens with weight = their count: b = 0 makes a weight tf (k + 1) / (tf + k),
     which a huge k turns into tf itself."""
-    return qe.Bm25(qe.Bm25Config(language="english", k=1e9, b=0.0))
+    return qe.Bm25(qe.Bm25Config(language=BM25_LANGUAGE, k=1e9, b=0.0))
 
 
 def term_counts(text: str) -> models.SparseVector:
@@ -38,18 +37,12 @@ def token_count(text: str) -> int:
     return int(sum(term_counts(text).values))
 
 
-def bm25_parameters() -> dict[str, Any]:
-    """The parameters that shape the stored sparse vectors, as `index.json` records them
-    (`app.store.index_format`): a change makes an index written before it need a reindex. The
-    mean chunk length is not one of them: it is a statistic the index keeps and re-fits itself
-    (`app.ingest.sparse_fit`)."""
-    return {"k": K, "b": B, "tokenizer": "word", "language": "english"}
-
-
 class Bm25Encoder:
     def __init__(self, avg_len: float = DEFAULT_AVG_LEN) -> None:
         self.avg_len = avg_len
-        self._bm25 = qe.Bm25(qe.Bm25Config(language="english", k=K, b=B, avg_len=avg_len))
+        self._bm25 = qe.Bm25(
+            qe.Bm25Config(language=BM25_LANGUAGE, k=BM25_K, b=BM25_B, avg_len=avg_len)
+        )
 
     def with_avg_len(self, avg_len: float) -> "Bm25Encoder":
         return self if avg_len == self.avg_len else Bm25Encoder(avg_len)

@@ -9,10 +9,11 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from app.index_settings import CHUNK_WORDS
+
 _WORD = re.compile(r"\S+")
 _SENTENCE_END = (".", "!", "?")
 OVERLAP_WORDS = 24
-CHUNK_WORDS = 180  # recorded in index.json (app.store.index_format): a change needs a reindex
 
 
 @dataclass(frozen=True)

@@ -45,3 +45,11 @@ class Document:
         values["acl"] = tuple(values.get("acl") or ())
         values["page_starts"] = tuple(values.get("page_starts") or ())
         return cls(**values)
+
+
+@dataclass(frozen=True)
+class IndexCounts:
+    documents: int  # indexed documents
+    chunks: int  # searchable chunks
+    pending: int  # accepted, waiting to be indexed
+    failed: int  # accepted, indexing failed

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, f
 from app.errors import InvalidRequest, describe_validation
 from app.filters.models import DateBound
 from app.filters.spec import clean_values, format_timestamp, normalize_folder
-from app.ingest.documents import Document
+from app.ingest.documents import Document, IndexCounts
 from app.store import fields
 from app.unicode import ProperUnicode
 
@@ -368,3 +368,13 @@ class SyncStatus(BaseModel):
     indexed_chunks: int
     pending_documents: int = Field(description="Accepted, waiting to be indexed.")
     failed_documents: int = Field(description="Accepted, indexing failed.")
+
+    @classmethod
+    def of(cls, counts: IndexCounts, syncing: bool) -> "SyncStatus":
+        return cls(
+            status="syncing" if syncing else "idle",
+            indexed_documents=counts.documents,
+            indexed_chunks=counts.chunks,
+            pending_documents=counts.pending,
+            failed_documents=counts.failed,
+        )

@@ -14,8 +14,9 @@ from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.filters import selectors
 from app.filters.spec import folder_ancestors
-from app.ingest.chunking import CHUNK_WORDS, Chunk, chunk_pages
-from app.ingest.documents import Document
+from app.index_settings import CHUNK_WORDS
+from app.ingest.chunking import Chunk, chunk_pages
+from app.ingest.documents import Document, IndexCounts
 from app.ingest.leases import Leases
 from app.ingest.models import DocumentStatus
 from app.ingest.sparse_fit import fitted_encoder
@@ -49,14 +50,6 @@ def chunk_point_id(doc_key: str, index: int) -> str:
 
 def placeholder_id(doc_key: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{doc_key}:placeholder"))
-
-
-@dataclass(frozen=True)
-class IndexCounts:
-    documents: int  # indexed documents
-    chunks: int  # searchable chunks
-    pending: int  # accepted, waiting to be indexed
-    failed: int  # accepted, indexing failed
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from app.errors import NotFound, QueueFull
 from app.extract.archive import ArchiveLimits
 from app.extract.model import Extracted
 from app.extract.sandbox import Extractor
-from app.ingest.documents import Document
+from app.ingest.documents import Document, IndexCounts
 from app.ingest.models import (
     Accepted,
     DocumentBatch,
@@ -22,7 +22,7 @@ from app.ingest.models import (
     FileMetadata,
     Indexed,
 )
-from app.ingest.pipeline import IndexCounts, Indexer
+from app.ingest.pipeline import Indexer
 from app.ingest.purge import Purger
 from app.ingest.queue import IndexQueue
 from app.ingest.uploads import file_document

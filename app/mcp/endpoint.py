@@ -14,13 +14,12 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.errors import NotReady, error_response
-from app.mcp.gate import BearerGate
+from app.mcp.gate import PATH, BearerGate
 from app.state import AppState
 
 if TYPE_CHECKING:
     from app.mcp.server import SearchMCP
 
-PATH = "/mcp"
 START_WAIT_S = 30.0  # how long a call waits for the SDK to be imported and started
 
 

@@ -9,6 +9,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.auth import SCOPE_SEARCH, Authenticator, Principal
 from app.errors import ServiceError, Unauthenticated
 
+PATH = "/mcp"  # where the endpoint is mounted, behind this gate
 _PRINCIPAL = "astrolabe_principal"
 
 

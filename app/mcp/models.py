@@ -4,7 +4,7 @@ from pydantic import BaseModel, Field
 
 from app.filters.models import AppliedFilters
 from app.ingest.models import DocumentStatus
-from app.search.models import SearchResponse, SearchResult
+from app.search.models.results import SearchResponse, SearchResult
 from app.status import StatusResponse
 
 

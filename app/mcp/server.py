@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from starlette.types import ASGIApp
 
 from app import __version__
-from app.mcp.endpoint import PATH
+from app.mcp.gate import PATH
 from app.mcp.tools import error_result, invalid_arguments, register_tools
 from app.state import AppState
 

@@ -26,11 +26,11 @@ from app.mcp.models import (
 from app.mcp.render import render_document, render_facets, render_hits, render_status
 from app.search.algorithms import Algorithm, FusionMethod
 from app.search.documents import DocumentReader
-from app.search.models import MAX_QUERY_CHARS, ChunkContextParams, SearchBody
+from app.search.models.navigation import ChunkContextParams
+from app.search.models.requests import MAX_QUERY_CHARS, SearchBody
 from app.search.service import Granularity, SortOrder
 from app.state import AppState, Services
-from app.status import StatusResponse
-from app.store.fields import doc_key
+from app.status import StatusFigures, StatusResponse
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -382,11 +382,11 @@ def read_document(
 ) -> DocumentInfo:
     """Only a document the user can see; any other is 'not found', as if it did not exist."""
     if not reader_of(services).is_visible(principal, (doc_type, doc_id)):
-        raise NotFound(f"no document {doc_key(doc_type, doc_id)}")
+        raise NotFound(f"no document {doc_type}:{doc_id}")
     return DocumentInfo(**services.ingest.status(doc_type, doc_id).model_dump())
 
 
 def read_status(state: AppState, services: Services, principal: Principal) -> IndexStatus:
-    report = StatusResponse.of(state.settings, services)
+    report = StatusResponse.of(state.settings, StatusFigures.of(services))
     visible = reader_of(services).count_visible(principal)
     return IndexStatus(**report.model_dump(), visible_documents=visible)

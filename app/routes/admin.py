@@ -3,9 +3,7 @@ tar stream with its manifest last (`astrolabe-search backup --url` unpacks it). 
 while the index is copied (searches go on); the copy is sent from the disk and removed after."""
 
 import shutil
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter
@@ -14,9 +12,8 @@ from starlette.background import BackgroundTask
 
 from app.backup.make import make_backup
 from app.backup.stream import tar_stream
-from app.deps import IndexPrincipal, ServicesDep, StateDep
 from app.errors import ErrorBody
-from app.store.layout import IndexLayout
+from app.routes.deps import IndexPrincipal, ServicesDep, StateDep
 
 router = APIRouter(prefix="/api/v1/admin", tags=["operations"])
 TAR = "application/x-tar"
@@ -45,13 +42,9 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
 def backup(_: IndexPrincipal, state: StateDep, services: ServicesDep) -> StreamingResponse:
     """Copy the index at one moment of its writes (embedded) or snapshot the collection (server
     mode), then send the copy with its manifest."""
-    settings = state.settings
-    if settings.qdrant_url:
-        staging = Path(tempfile.mkdtemp(prefix="astrolabe-backup-"))
-    else:
-        staging = IndexLayout.of(settings.data_dir, settings.collection).backup_staging()
+    staging = services.store.scratch_dir()
     try:
-        make_backup(services.store, staging, settings.collection)
+        make_backup(services.store, staging, state.settings.collection)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -4,9 +4,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Response
 
-from app.deps import IndexPrincipal, ServicesDep
 from app.errors import ErrorBody
 from app.ingest.models import DOC_TYPE_PATTERN, Accepted, DocumentBatch, DocumentStatus, Indexed
+from app.routes.deps import IndexPrincipal, ServicesDep
 
 router = APIRouter(prefix="/api/v1/documents", tags=["documents"])
 ERRORS: dict[int | str, dict[str, Any]] = {

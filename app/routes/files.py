@@ -4,10 +4,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
-from app.deps import IndexPrincipal, ServicesDep, StateDep
 from app.errors import ErrorBody
 from app.ingest.models import FileAccepted, FileIndexed, FileMetadata
 from app.ingest.receive import received_file
+from app.routes.deps import IndexPrincipal, ServicesDep, StateDep
 
 FILES_PATH = "/api/v1/files"
 router = APIRouter(prefix=FILES_PATH, tags=["documents"])

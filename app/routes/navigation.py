@@ -6,9 +6,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from app.deps import SearchPrincipal, ServicesDep, SingleValued
 from app.errors import ErrorBody
-from app.search.models import (
+from app.routes.deps import SearchPrincipal, ServicesDep, SingleValued
+from app.search.models.navigation import (
     ChunkContextParams,
     ChunkContextResponse,
     FolderParams,

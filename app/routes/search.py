@@ -5,10 +5,11 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.concurrency import run_in_threadpool
 
-from app import compat
-from app.deps import SearchPrincipal, ServicesDep
 from app.errors import ErrorBody
-from app.search.models import SearchBody, SearchPcaResponse, VectorVizBody, VectorVizResponse
+from app.routes import compat
+from app.routes.deps import SearchPrincipal, ServicesDep
+from app.search.models.requests import SearchBody, VectorVizBody
+from app.search.models.viz import SearchPcaResponse, VectorVizResponse
 
 router = APIRouter(tags=["search"])
 # Searches run in anyio's worker threads (40), not asyncio's default executor (CPUs + 4): a

@@ -2,9 +2,9 @@
 
 from fastapi import APIRouter, Response
 
-from app.deps import PrincipalDep, ServicesDep, StateDep
 from app.errors import ErrorBody
-from app.status import Health, Me, Readiness, StatusResponse
+from app.routes.deps import PrincipalDep, ServicesDep, StateDep
+from app.status import Health, Me, Readiness, StatusFigures, StatusResponse
 
 router = APIRouter(tags=["status"])
 
@@ -32,7 +32,7 @@ def readyz(state: StateDep, response: Response) -> Readiness:
 @router.get("/api/v1/status", response_model=StatusResponse, responses={503: {"model": ErrorBody}})
 def status(state: StateDep, services: ServicesDep) -> StatusResponse:
     """Version, backend, collection, embedding model, counts, supported algorithms."""
-    return StatusResponse.of(state.settings, services)
+    return StatusResponse.of(state.settings, StatusFigures.of(services))
 
 
 @router.get("/api/v1/me", response_model=Me, responses={401: {"model": ErrorBody}})

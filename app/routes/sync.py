@@ -5,9 +5,9 @@ import asyncio
 from fastapi import APIRouter
 
 from app.auth import SCOPE_INDEX, SCOPE_SEARCH
-from app.deps import IndexPrincipal, PrincipalDep, ServicesDep
 from app.errors import ErrorBody, Forbidden
 from app.ingest.models import PurgeRequest, PurgeResponse, SyncStatus
+from app.routes.deps import IndexPrincipal, PrincipalDep, ServicesDep
 
 router = APIRouter(prefix="/api/v1/vector-sync", tags=["documents"])
 
@@ -21,14 +21,7 @@ def sync_status(principal: PrincipalDep, services: ServicesDep) -> SyncStatus:
     """Whether indexing is under way, and what the index holds (scope `search` or `index`)."""
     if not principal.scopes & {SCOPE_SEARCH, SCOPE_INDEX}:
         raise Forbidden("this token needs scope 'search' or 'index'")
-    counts = services.ingest.counts()
-    return SyncStatus(
-        status="syncing" if services.ingest.syncing else "idle",
-        indexed_documents=counts.documents,
-        indexed_chunks=counts.chunks,
-        pending_documents=counts.pending,
-        failed_documents=counts.failed,
-    )
+    return SyncStatus.of(services.ingest.counts(), services.ingest.syncing)
 
 
 @router.post(

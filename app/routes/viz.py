@@ -7,9 +7,10 @@ from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 
-from app.deps import SearchPrincipal, ServicesDep, SingleValued
+from app.routes.deps import SearchPrincipal, ServicesDep, SingleValued
 from app.routes.search import ERRORS
-from app.search.models import VizParams, VizResponse
+from app.search.models.requests import VizParams
+from app.search.models.viz import VizResponse
 
 router = APIRouter(tags=["viz"])
 PAGE = Path(__file__).resolve().parent.parent / "static" / "viz.html"

@@ -85,6 +85,21 @@ class Encoded:
         return self.sparse is not None and bool(self.sparse.indices)
 
 
+@dataclass(frozen=True)
+class Wanted:
+    """What one call to `candidates` asks for: the best `depth` chunks under `where`, scoring
+    at least `score_threshold` on the algorithm's own scale, each with `payload_keys`."""
+
+    where: Selector
+    depth: int
+    score_threshold: float | None = None
+    payload_keys: Sequence[str] = NO_PAYLOAD
+
+    def query(self, query: models.Query, using: str | None = None) -> Query:
+        """The engine query for it, scoring with `using` (None: ordered by `query`)."""
+        return Query(query, self.depth, using, self.where, self.score_threshold, self.payload_keys)
+
+
 @dataclass
 class QueryEncoder:
     dense: DenseEncoder
@@ -142,24 +157,17 @@ class SearchAlgorithm(ABC):
     ) -> list[Hit]:
         if self.feedback:
             query = self._with_feedback(query, where)
-        return self._candidates(query, where, depth, score_threshold, payload_keys)
+        return self._candidates(query, Wanted(where, depth, score_threshold, payload_keys))
 
     @abstractmethod
-    def _candidates(
-        self,
-        query: Encoded,
-        where: Selector,
-        depth: int,
-        score_threshold: float | None,
-        payload_keys: Sequence[str],
-    ) -> list[Hit]: ...
+    def _candidates(self, query: Encoded, wanted: "Wanted") -> list[Hit]: ...
 
     def _with_feedback(self, query: Encoded, where: Selector) -> Encoded:
         """The query expanded from its first results under `where` (kept for the next depth)."""
         key = where.model_dump_json()
         if self._expanded is not None and self._expanded[0] == key:
             return self._expanded[1]
-        first = self._candidates(query, where, feedback.FEEDBACK_DEPTH, None, NO_PAYLOAD)
+        first = self._candidates(query, Wanted(where, feedback.FEEDBACK_DEPTH))
         top = [hit.id for hit in self.ordered(first)[: feedback.FEEDBACK_CHUNKS]]
         expanded = replace(query)
         if top and query.dense is not None:
@@ -182,23 +190,10 @@ class Semantic(SearchAlgorithm):
     def relevance(self, score: float, best: float) -> float:
         return min(1.0, max(0.0, score))
 
-    def _candidates(
-        self,
-        query: Encoded,
-        where: Selector,
-        depth: int,
-        score_threshold: float | None,
-        payload_keys: Sequence[str],
-    ) -> list[Hit]:
-        hits = self.store.query(
-            query=models.NearestQuery(nearest=query.dense or []),
-            using=DENSE_VECTOR,
-            filter=where,
-            limit=depth,
-            score_threshold=score_threshold,
-            payload_keys=payload_keys,
-        )
-        self.strong = strong_in(hits, STRONG_COSINE, depth)
+    def _candidates(self, query: Encoded, wanted: "Wanted") -> list[Hit]:
+        nearest = models.NearestQuery(nearest=query.dense or [])
+        hits = self.store.query(wanted.query(nearest, DENSE_VECTOR))
+        self.strong = strong_in(hits, STRONG_COSINE, wanted.depth)
         return hits
 
 
@@ -211,26 +206,13 @@ class Bm25(SearchAlgorithm):
     def relevance(self, score: float, best: float) -> float:
         return min(1.0, score / best) if best > 0 else 0.0
 
-    def _candidates(
-        self,
-        query: Encoded,
-        where: Selector,
-        depth: int,
-        score_threshold: float | None,
-        payload_keys: Sequence[str],
-    ) -> list[Hit]:
+    def _candidates(self, query: Encoded, wanted: "Wanted") -> list[Hit]:
         if not query.has_terms or query.sparse is None:
             self.strong = StrongMatches(set(), complete=True)
             return []  # only stopwords: no term can match
-        hits = self.store.query(
-            query=models.NearestQuery(nearest=query.sparse),
-            using=SPARSE_VECTOR,
-            filter=where,
-            limit=depth,
-            score_threshold=score_threshold,
-            payload_keys=payload_keys,
-        )
-        self.strong = strong_in(hits, bm25_floor(hits), depth)
+        nearest = models.NearestQuery(nearest=query.sparse)
+        hits = self.store.query(wanted.query(nearest, SPARSE_VECTOR))
+        self.strong = strong_in(hits, bm25_floor(hits), wanted.depth)
         return hits
 
 
@@ -259,35 +241,28 @@ class Hybrid(SearchAlgorithm):
     def relevance(self, score: float, best: float) -> float:
         return min(1.0, max(0.0, score / self._best_possible))
 
-    def _candidates(
-        self,
-        query: Encoded,
-        where: Selector,
-        depth: int,
-        score_threshold: float | None,
-        payload_keys: Sequence[str],
-    ) -> list[Hit]:
+    def _candidates(self, query: Encoded, wanted: "Wanted") -> list[Hit]:
         dense_weight, sparse_weight = self.weights
         dense = dense_weight > 0 or not query.has_terms
         sparse = query.sparse if sparse_weight > 0 and query.has_terms else None
+        branch = replace(wanted, score_threshold=None, payload_keys=NO_PAYLOAD)
         asked = []
         if dense:
             nearest = models.NearestQuery(nearest=query.dense or [])
-            asked.append(Query(nearest, depth, DENSE_VECTOR, where, payload_keys=NO_PAYLOAD))
+            asked.append(branch.query(nearest, DENSE_VECTOR))
         if sparse is not None:
-            nearest = models.NearestQuery(nearest=sparse)
-            asked.append(Query(nearest, depth, SPARSE_VECTOR, where, payload_keys=NO_PAYLOAD))
+            asked.append(branch.query(models.NearestQuery(nearest=sparse), SPARSE_VECTOR))
         answers = iter(self.store.query_batch(asked))  # both branches in one engine call
         branches = []
         strong = []
         if dense:
             hits = next(answers)
             branches.append(Branch(hits, dense_weight or 1.0, cosine=True))
-            strong.append(strong_in(hits, STRONG_COSINE, depth))
+            strong.append(strong_in(hits, STRONG_COSINE, wanted.depth))
         if sparse is not None:
             hits = next(answers)
             branches.append(Branch(hits, sparse_weight))
-            strong.append(strong_in(hits, bm25_floor(hits), depth))
+            strong.append(strong_in(hits, bm25_floor(hits), wanted.depth))
         self._best_possible = self.fusion.best_possible(branches)
         self.strong = StrongMatches(
             set().union(*(branch.ids for branch in strong)),
@@ -296,12 +271,14 @@ class Hybrid(SearchAlgorithm):
         # The best `depth`, and the strong matches fused below them (in order still), so
         # that every strong match read is counted.
         every = self.ordered(self.fusion.fuse(branches))
+        depth = wanted.depth
         fused = every[:depth] + [hit for hit in every[depth:] if hit.id in self.strong.ids]
-        if score_threshold is not None:
-            fused = [hit for hit in fused if hit.score >= score_threshold]
-        if not payload_keys or not fused:
+        if wanted.score_threshold is not None:
+            fused = [hit for hit in fused if hit.score >= wanted.score_threshold]
+        if not wanted.payload_keys or not fused:
             return fused
-        stored = {h.id: h.payload for h in self.store.retrieve([h.id for h in fused], payload_keys)}
+        keys = wanted.payload_keys
+        stored = {h.id: h.payload for h in self.store.retrieve([h.id for h in fused], keys)}
         return [Hit(h.id, h.score, stored[h.id]) for h in fused if h.id in stored]
 
 
@@ -323,28 +300,17 @@ class Browse(SearchAlgorithm):
         sign = 1 if self.oldest else -1
         return sorted(hits, key=lambda hit: (sign * int(hit.payload[fields.MODIFIED_AT]), hit.id))
 
-    def _candidates(
-        self,
-        query: Encoded,
-        where: Selector,
-        depth: int,
-        score_threshold: float | None,
-        payload_keys: Sequence[str],
-    ) -> list[Hit]:
-        hits = self._by_date(where, depth, payload_keys)
-        if len(hits) < depth:  # every match
+    def _candidates(self, query: Encoded, wanted: "Wanted") -> list[Hit]:
+        hits = self._by_date(wanted)
+        if len(hits) < wanted.depth:  # every match
             return hits
         edge = hits[-1].payload[fields.MODIFIED_AT]
-        tied = self._by_date(modified_at(where, edge), MAX_TIED, payload_keys)
+        tied = self._by_date(replace(wanted, where=modified_at(wanted.where, edge), depth=MAX_TIED))
         return [hit for hit in hits if hit.payload[fields.MODIFIED_AT] != edge] + tied
 
-    def _by_date(self, where: Selector, limit: int, payload_keys: Sequence[str]) -> list[Hit]:
+    def _by_date(self, wanted: "Wanted") -> list[Hit]:
         direction = models.Direction.ASC if self.oldest else models.Direction.DESC
-        return self.store.query(
-            query=models.OrderByQuery(
-                order_by=models.OrderBy(key=fields.MODIFIED_AT, direction=direction)
-            ),
-            filter=where,
-            limit=limit,
-            payload_keys=payload_keys,
+        order = models.OrderByQuery(
+            order_by=models.OrderBy(key=fields.MODIFIED_AT, direction=direction)
         )
+        return self.store.query(replace(wanted, score_threshold=None).query(order))

@@ -4,18 +4,12 @@ results (the PCA map, the Astrolabe app's fields)."""
 
 from typing import Any
 
-from app import compat
 from app.auth import Principal
+from app.search import compat
 from app.search.links import LinkTemplates
-from app.search.models import (
-    SearchBody,
-    SearchPcaResponse,
-    SearchResponse,
-    VectorVizBody,
-    VectorVizResponse,
-    VizParams,
-    VizResponse,
-)
+from app.search.models.requests import SearchBody, VectorVizBody, VizParams
+from app.search.models.results import SearchResponse
+from app.search.models.viz import SearchPcaResponse, VectorVizResponse, VizResponse
 from app.search.projection import project_hits
 from app.search.service import SearchService
 from app.store.base import Store

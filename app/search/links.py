@@ -3,33 +3,11 @@
 into the template, and a template must itself be an http(s) URL, so a link can only ever be
 http(s): never `javascript:`."""
 
-import string
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from app.store import fields
-
-PLACEHOLDERS = ("doc_type", "doc_id", "file_path")
-
-
-def check_template(doc_type: str, template: str) -> None:
-    """ValueError naming the variable, unless `template` is an http(s) URL whose only
-    placeholders are {doc_type}, {doc_id} and {file_path}."""
-    variable = f"SEARCH_LINK_TEMPLATE_{doc_type.upper()}"
-    try:
-        names = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
-    except ValueError as exc:
-        raise ValueError(f"{variable}: {exc}") from exc
-    unknown = sorted(set(names) - set(PLACEHOLDERS))
-    if unknown:
-        raise ValueError(
-            f"{variable}: unknown placeholder {{{unknown[0]}}} (use {{doc_type}}, {{doc_id}},"
-            " {file_path})"
-        )
-    parts = urlsplit(template)
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"{variable}: must start with http:// or https:// and name a host")
 
 
 class LinkTemplates:

@@ -10,7 +10,7 @@ from app.filters.documents import readable_chunks_of
 from app.filters.spec import normalize_folder
 from app.search.context import StoredChunk, context_around
 from app.search.folders import child_folders
-from app.search.models import (
+from app.search.models.navigation import (
     ChunkContextParams,
     ChunkContextResponse,
     Folder,

@@ -1,11 +1,14 @@
 """The store protocol: the only door to a search engine. Requests are `qdrant_client.models`;
 failures leave a store as `app.store.errors` types."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from qdrant_client import models
+
+from app.index_settings import IndexSettings
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,11 @@ class VectorIndex:
 
 @dataclass(frozen=True)
 class Query:
-    """One query of a batch (`Store.query_batch`), with `Store.query`'s arguments."""
+    """One search of the engine (`Store.query`, or one of a `Store.query_batch`).
+
+    `query`: None scrolls in order (browse); `using`: the named vector it scores; `prefetch`:
+    branches fused by `query` (a fusion query); `payload_keys`: only these payload keys on the
+    hits (None: the whole payload; empty: none, ids and scores only)."""
 
     query: models.Query | None
     limit: int
@@ -41,6 +48,18 @@ class Query:
     filter: models.Filter | None = None
     score_threshold: float | None = None
     payload_keys: Sequence[str] | None = None
+    prefetch: Sequence[models.Prefetch] = ()
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class Copied:
+    """What `Store.copy_to` copied: the counts it was asked for, at the moment of the copy, and
+    the index's record (its format and the settings its data was written with; None on a
+    Qdrant server, which records none)."""
+
+    counts: dict[str, int]
+    record: dict[str, Any] | None
 
 
 class Store(Protocol):
@@ -63,21 +82,7 @@ class Store(Protocol):
 
     def delete(self, selector: models.Filter) -> None: ...
 
-    def query(
-        self,
-        *,
-        query: models.Query | None,
-        using: str | None = None,
-        prefetch: Sequence[models.Prefetch] = (),
-        filter: models.Filter | None = None,
-        limit: int,
-        offset: int = 0,
-        score_threshold: float | None = None,
-        payload_keys: Sequence[str] | None = None,
-    ) -> list[Hit]:
-        """`payload_keys`: only these payload keys on the hits (None: the whole payload; empty:
-        no payload, ids and scores only)."""
-        ...
+    def query(self, q: Query) -> list[Hit]: ...
 
     def query_batch(self, queries: Sequence[Query]) -> list[list[Hit]]:
         """Several queries in one call (one round trip to an engine), the answers in order: a
@@ -104,6 +109,13 @@ class Store(Protocol):
         whole index that resume where they stopped."""
         ...
 
+    def scroll_points(
+        self, offset: str | None, limit: int
+    ) -> tuple[list[models.PointStruct], str | None]:
+        """One page of whole points (vectors and payload), in id order, from `offset` on; and
+        the offset of the next page (None at the end). For copying the index elsewhere."""
+        ...
+
     def update_vectors(
         self, points: Sequence[models.PointVectors], condition: models.Filter | None = None
     ) -> None:
@@ -118,6 +130,30 @@ class Store(Protocol):
 
     def vector_index(self) -> VectorIndex | None:
         """None: the engine builds its HNSW index by itself (a Qdrant server)."""
+        ...
+
+    def copy_to(self, target: Path, counted: Mapping[str, models.Filter | None]) -> Copied:
+        """A whole copy of the index in `target` (a new or empty directory) at one moment of its
+        writes (writes wait, searches go on), with the number of points matching each of
+        `counted`'s filters at that moment (None: every point). The embedded engine copies its
+        shard, facet snapshot and record; a Qdrant server writes a snapshot of the collection,
+        taken again while the collection changes under it. StorageFull where the copy would not
+        fit beside the disk reserve, CopyFailed where none can be made: nothing is copied."""
+        ...
+
+    def scratch_dir(self) -> Path:
+        """A new empty directory for a copy of this index (`copy_to`), on the disk of the index
+        where it has one: left behind by a crash, it is removed at the next open."""
+        ...
+
+    def written_with(self) -> IndexSettings | None:
+        """The settings the index records its data was written with (None: a Qdrant server,
+        which records none)."""
+        ...
+
+    def record_written_with(self, settings: IndexSettings) -> None:
+        """Record `settings` as those the index's data is written with, once every point written
+        so far is durable (a no-op on a Qdrant server)."""
         ...
 
     def close(self) -> None: ...

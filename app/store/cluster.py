@@ -16,7 +16,7 @@ from typing import Any
 from qdrant_client import models
 
 from app.config import Settings
-from app.embeddings.dense import DIMENSION
+from app.index_settings import DIMENSION
 from app.store.errors import IndexConflict
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 

@@ -1,10 +1,12 @@
-"""The embedded engine: one Qdrant Edge shard, persisted under SEARCH_DATA_DIR/<collection>."""
+"""Our in-process store: one Qdrant Edge shard, persisted under SEARCH_DATA_DIR/<collection>
+(opened by `app.store.shard`, its facet index kept by `app.store.facet_upkeep`)."""
 
+import json
 import logging
 import shutil
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -12,28 +14,17 @@ from typing import Any, cast
 import qdrant_edge as qe
 from qdrant_client import models
 
-from app.embeddings.dense import DIMENSION
+from app.index_settings import IndexSettings
 from app.store import facet_snapshot, fields, index_format, translate
-from app.store.base import Hit, Query, VectorIndex
-from app.store.doc_facets import MEMBERSHIP, PAYLOAD_KEYS, DocumentFacets
-from app.store.errors import (
-    DataDirectoryInUse,
-    DataDirectoryUnusable,
-    IndexConflict,
-    StorageFull,
-    guarded,
-)
-from app.store.fields import (
-    DENSE_VECTOR,
-    PAYLOAD_INDEXES,
-    PINNED_INDEXES,
-    SPARSE_VECTOR,
-    IndexType,
-)
-from app.store.index_format import IndexSettings
-from app.store.layout import EDGE_CONFIG, IndexLayout
+from app.store.base import Copied, Hit, Query, VectorIndex
+from app.store.copies import check_room_for_copy, shard_copied
+from app.store.errors import IndexConflict, StorageFull, guarded
+from app.store.facet_upkeep import FacetUpkeep, documents_in
+from app.store.fields import DENSE_VECTOR
+from app.store.layout import INDEX_FILE, IndexLayout
 from app.store.memo import ReadMemo, filter_key
 from app.store.read_back import start_read_back
+from app.store.shard import current_shard, ensure_payload_indexes, open_shard, place_payload_indexes
 
 log = logging.getLogger(__name__)
 
@@ -50,48 +41,19 @@ EXACT = qe.SearchParams(exact=True)
 DEFAULT_MIN_FREE_BYTES = 256 * 2**20  # a few WAL segments (32 MiB each) and segment growth
 # A write as the store was asked for it (method name, arguments): what a rebuild replays.
 WriteHook = Callable[[str, tuple[Any, ...]], None]
-_EDGE_TYPES = {
-    IndexType.KEYWORD: qe.PayloadSchemaType.Keyword,
-    IndexType.INTEGER: qe.PayloadSchemaType.Integer,
-}
 
 
-IndexParams = qe.KeywordIndexParams | qe.IntegerIndexParams
-
-
-def _index_params(field: str) -> IndexParams:
-    memory = qe.Memory.Pinned if field in PINNED_INDEXES else qe.Memory.Cached
-    if PAYLOAD_INDEXES[field] is IndexType.KEYWORD:
-        return qe.KeywordIndexParams(memory=memory)
-    return qe.IntegerIndexParams(lookup=True, range=True, memory=memory)
-
-
-def _placement(info: Any) -> Any:
-    """Where an existing payload index lives (one created without parameters: in memory)."""
-    return getattr(info.params, "memory", None) or qe.Memory.Pinned
-
-
-def _request(
-    q: Query, prefetch: Sequence[models.Prefetch] = (), offset: int = 0, exact: bool = False
-) -> qe.QueryRequest:
+def _request(q: Query, exact: bool = False) -> qe.QueryRequest:
     """Ids and scores only: payloads are read by id after (`EdgeStore._with_payloads`)."""
     return qe.QueryRequest(
         limit=q.limit,
-        offset=offset,
+        offset=q.offset,
         query=translate.query(q.query, q.using),
-        prefetches=[translate.prefetch(p) for p in prefetch] or None,
+        prefetches=[translate.prefetch(p) for p in q.prefetch] or None,
         filter=translate.filter_(q.filter),
         score_threshold=q.score_threshold,
         with_payload=False,
         params=EXACT if exact else None,
-    )
-
-
-def _config(optimizers: qe.EdgeOptimizersConfig | None = None) -> qe.EdgeConfig:
-    return qe.EdgeConfig(
-        vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=DIMENSION, distance=qe.Distance.Cosine)},
-        sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-        optimizers=optimizers,
     )
 
 
@@ -129,59 +91,6 @@ def _point_struct(record: Any) -> models.PointStruct:
     return models.PointStruct(id=str(record.id), vector=vectors, payload=dict(record.payload or {}))
 
 
-def _open_shard(path: Path, optimizers: qe.EdgeOptimizersConfig | None = None) -> qe.EdgeShard:
-    """Load the shard, or create it in a new or empty directory; anything else is refused with
-    one line, and nothing in the directory is changed."""
-    config_file = path / EDGE_CONFIG
-    try:
-        if path.is_dir() and any(path.iterdir()) and not config_file.exists():
-            raise DataDirectoryUnusable(
-                f"{path} holds files that are not an Astrolabe index: refusing to write into it"
-                " (nothing was changed); point SEARCH_DATA_DIR or SEARCH_COLLECTION elsewhere"
-            )
-        path.mkdir(parents=True, exist_ok=True)
-        if config_file.exists():
-            return qe.EdgeShard.load(str(path), _config(optimizers))
-        return qe.EdgeShard.create(str(path), _config(optimizers))
-    except DataDirectoryUnusable:
-        raise
-    except Exception as exc:
-        if "WouldBlock" in str(exc):
-            raise DataDirectoryInUse(
-                f"the data directory {path} is in use by another process (one process per"
-                " directory: stop the other one, or use another SEARCH_DATA_DIR)"
-            ) from exc
-        raise DataDirectoryUnusable(
-            f"cannot open the index in {path} (nothing was changed or deleted):"
-            f" {type(exc).__name__}: {exc}"
-        ) from exc
-
-
-def current_shard(layout: IndexLayout, check_settings: bool = True) -> Path:
-    """The generation to serve, after finishing an interrupted move of a format-1 shard and
-    moving one that opens (a refused shard stays exactly where and as it is). An index written
-    by a newer release, or (`check_settings`) with other settings, is refused before anything
-    moves (`index_format`); without `check_settings` it is opened as it is (backup, reindex)."""
-    layout.check()
-    index_format.check_format(layout)
-    layout.resume_migration()
-    current = IndexSettings.current()
-    if check_settings and layout.exists:
-        index_format.refuse_other_settings(layout, current)
-    if layout.legacy:
-        _open_shard(layout.root).close()  # refused here, before anything moves
-        layout.migrate_legacy()
-    shard = layout.current()
-    if check_settings:
-        index_format.record_settings(layout, current)
-    return shard
-
-
-def _documents_in(selector: models.Filter) -> models.Filter:
-    """The points of `selector` the facet index may hold a row for."""
-    return models.Filter(must=[selector, *MEMBERSHIP])
-
-
 class EdgeStore:
     backend = "embedded"
 
@@ -198,44 +107,30 @@ class EdgeStore:
     ) -> None:
         """Opens the generation in use (`index.json`), or `shard` (a rebuild's copy), and only
         then, as the owner of the index, deletes the generations and backup copies left by
-        others. `check_settings`: see `current_shard`."""
-        layout = IndexLayout.of(data_dir, collection)
-        self._path = shard or current_shard(layout, check_settings)
+        others. `check_settings`: see `shard.current_shard`. `facet_index`: facets and counts
+        from memory (for serving; a one-shot command would only pay for loading them)."""
+        self._layout = IndexLayout.of(data_dir, collection)
+        self._path = shard or current_shard(self._layout, check_settings)
         self._min_free_bytes = min_free_bytes
-        self._shard = _open_shard(self._path, optimizers)
+        self._shard = open_shard(self._path, optimizers)
         if shard is None:
-            layout.remove_other_generations(keep=self._path)
-            layout.remove_backup_leftovers()
+            self._layout.remove_other_generations(keep=self._path)
+            self._layout.remove_backup_leftovers()
         self._write_lock = threading.Lock()
         self.on_write: WriteHook | None = None  # called under the write lock after each write
         # Counts and facets scan every point under their filter; a search asks the same ones
         # for every query text (they depend on the filter only), and this process sees every
         # write (the directory is locked to it), so they are kept until the next write.
         self._memo = ReadMemo()
-        # Facets and per-document counts under any filter, from memory, exact after every write
-        # (see doc_facets): from the snapshot the last close left, else read from the shard in
-        # the background (the engine answers until then). Taken before any write: a snapshot
-        # never outlives the state it describes.
-        snapshot = IndexLayout.facet_snapshot(self._path)
-        saved = facet_snapshot.take(snapshot) if facet_index else None
-        self._facets = saved or DocumentFacets()
-        # Without a facet index of its own (a one-shot command), the snapshot stays where it is
-        # until the store's first write: a command that only reads (a backup), even killed,
-        # leaves it as it found it.
-        self._kept_snapshot = snapshot if not facet_index and snapshot.exists() else None
-        if not facet_index:
-            self._facets.abandon()
+        self._upkeep = FacetUpkeep(self._shard, self._path, self._write_lock, facet_index)
+        self._facets = self._upkeep.facets
         self._closing = threading.Event()
         try:
-            self.created_indexes = self._ensure_payload_indexes()
+            self.created_indexes = ensure_payload_indexes(self._shard)
         except IndexConflict:
             self._shard.close()  # release the directory lock before reporting
             raise
-        self._facet_loader = threading.Thread(
-            target=self._load_facets, name="facet-index", daemon=True
-        )
-        if not self._facets.loaded:
-            self._facet_loader.start()
+        self._upkeep.start()
 
     @property
     def min_free_bytes(self) -> int:
@@ -248,9 +143,7 @@ class EdgeStore:
 
     def wait_for_facet_index(self, timeout: float | None = None) -> bool:
         """Whether facets and document counts come from memory (after the initial load)."""
-        if self._facet_loader.ident is not None:
-            self._facet_loader.join(timeout)
-        return self._facets.ready
+        return self._upkeep.wait(timeout)
 
     @contextmanager
     def writes_paused(self) -> Iterator[None]:
@@ -262,53 +155,9 @@ class EdgeStore:
         self._shard.flush()
 
     def save_facets(self, path: Path) -> bool:
-        """The facet index as it is now, to `path` (inside `writes_paused`: the shard's state);
-        without one, the snapshot this store kept, if it did."""
-        if self._kept_snapshot is not None:
-            shutil.copyfile(self._kept_snapshot, path)
-            return True
-        return facet_snapshot.save(self._facets, path)
-
-    def _load_facets(self) -> None:
-        """Every stored document into the facet index, a page at a time; each page is read and
-        put under the write lock, so writes in between are never lost or undone."""
-        request_filter = translate.filter_(models.Filter(must=list(MEMBERSHIP)))
-        offset: Any = None
-        try:
-            while not self._closing.is_set() and not self._facets.abandoned:
-                with self._write_lock:
-                    if self._closing.is_set():
-                        return
-                    request = qe.ScrollRequest(
-                        offset=offset, limit=256, filter=request_filter, with_payload=PAYLOAD_KEYS
-                    )
-                    records, offset = self._shard.scroll(request)
-                    payloads = {str(r.id): dict(r.payload or {}) for r in records}
-                    self._facets.refresh(payloads, payloads)
-                if offset is None:
-                    self._facets.loaded = True
-                    return
-        except Exception:
-            log.exception("facet index not loaded: facets are counted by the engine")
-            self._facets.abandon()
-
-    def _ensure_payload_indexes(self) -> list[str]:
-        """Create missing payload indexes; never replace one of another type."""
-        existing = self._shard.info().payload_schema
-        created = []
-        for field, wanted in PAYLOAD_INDEXES.items():
-            info = existing.get(field)
-            if info is None:
-                self._shard.update(
-                    qe.UpdateOperation.create_field_index(field, _index_params(field))
-                )
-                created.append(field)
-            elif info.data_type != _EDGE_TYPES[wanted]:
-                raise IndexConflict(
-                    f"payload index '{field}' exists as {info.data_type}, this service needs"
-                    f" {wanted.value}: drop it or use a fresh collection"
-                )
-        return created
+        """The facet index as it is now, to `path` (inside `writes_paused`: the shard's
+        state)."""
+        return self._upkeep.save(path)
 
     def ensure_room(self, bytes_needed: int) -> None:
         """Refuse a new batch unless it fits with the whole reserve left free, so the documents
@@ -349,14 +198,14 @@ class EdgeStore:
         self._update(
             operation,
             ("set_payload", (payload, selector)),
-            touched_by=selector if reshapes else _documents_in(selector),
+            touched_by=selector if reshapes else documents_in(selector),
         )
 
     @guarded()
     def delete(self, selector: models.Filter) -> None:
         edge_filter = translate.filter_(selector)
         operation = qe.UpdateOperation.delete_points_by_filter(edge_filter)
-        self._update(operation, ("delete", (selector,)), touched_by=_documents_in(selector))
+        self._update(operation, ("delete", (selector,)), touched_by=documents_in(selector))
 
     def _update(
         self,
@@ -371,64 +220,25 @@ class EdgeStore:
         `on_write` hears of it (`call`: the store method and its arguments)."""
         self._check_room(self._min_free_bytes // 2)
         with self._write_lock:
-            ids = touched if touched is not None else self._ids(touched_by)
-            if self._kept_snapshot is not None:  # no longer this shard's state
-                self._kept_snapshot.unlink(missing_ok=True)
-                self._kept_snapshot = None
+            listed = self._upkeep.before_write(touched_by)
+            ids = touched if touched is not None else listed
             try:
                 self._shard.update(operation)
             finally:
                 self._memo.invalidate()
-                self._refresh_facets(ids)
+                self._upkeep.after_write(ids)
             if self.on_write is not None:
                 self.on_write(*call)
 
-    def _ids(self, selector: models.Filter | None) -> list[str]:
-        if selector is None:
-            return []
-        ids: list[str] = []
-        offset: Any = None
-        edge_filter = translate.filter_(selector)
-        while True:
-            request = qe.ScrollRequest(
-                offset=offset, limit=1024, filter=edge_filter, with_payload=False
-            )
-            records, offset = self._shard.scroll(request)
-            ids.extend(str(r.id) for r in records)
-            if offset is None:
-                return ids
-
-    def _refresh_facets(self, ids: list[str]) -> None:
-        if not ids or self._facets.abandoned:
-            return
-        try:
-            records = self._shard.retrieve(list[int | uuid.UUID | str](ids), PAYLOAD_KEYS, False)
-            payloads = {str(r.id): dict(r.payload or {}) for r in records}
-            self._facets.refresh(ids, payloads)
-        except Exception:
-            log.exception("facet index out of step: facets are counted by the engine from now on")
-            self._facets.abandon()
-
     @guarded()
-    def query(
-        self,
-        *,
-        query: models.Query | None,
-        using: str | None = None,
-        prefetch: Sequence[models.Prefetch] = (),
-        filter: models.Filter | None = None,
-        limit: int,
-        offset: int = 0,
-        score_threshold: float | None = None,
-        payload_keys: Sequence[str] | None = None,
-    ) -> list[Hit]:
-        asked = Query(query, limit, using, filter, score_threshold)
-        request = _request(asked, prefetch, offset, self._scored_exactly(asked))
-        return self._with_payloads(self._shard.query(request), payload_keys)
+    def query(self, q: Query) -> list[Hit]:
+        return self._with_payloads(
+            self._shard.query(_request(q, self._scored_exactly(q))), q.payload_keys
+        )
 
     @guarded()
     def query_batch(self, queries: Sequence[Query]) -> list[list[Hit]]:
-        requests = [_request(q, exact=self._scored_exactly(q)) for q in queries]
+        requests = [_request(q, self._scored_exactly(q)) for q in queries]
         answers = self._shard.query_batch(qe.QueryBatchRequest(queries=requests))
         return [
             self._with_payloads(scored, q.payload_keys)
@@ -517,8 +327,6 @@ class EdgeStore:
     def scroll_points(
         self, offset: str | None, limit: int
     ) -> tuple[list[models.PointStruct], str | None]:
-        """One page of whole points (vectors and payload), in id order, from `offset` on; and the
-        offset of the next page (None at the end). For copying the index elsewhere."""
         request = qe.ScrollRequest(offset=offset, limit=limit, with_payload=True, with_vector=True)
         records, next_offset = self._shard.scroll(request)
         points = [_point_struct(r) for r in records]
@@ -543,29 +351,43 @@ class EdgeStore:
 
         return dict(self._memo.get(("facet", key, limit, filter_key(filter)), read))
 
+    # --- copies and the record ----------------------------------------------------------------
+
+    def copy_to(self, target: Path, counted: Mapping[str, models.Filter | None]) -> Copied:
+        """The shard generation in use, its facet snapshot and `index.json` naming it, with the
+        counts of that moment; refused before anything is copied unless it fits."""
+        target.mkdir(parents=True, exist_ok=True)
+        check_room_for_copy(self, target, "a backup", "nothing was copied")
+        with shard_copied(self, target / self._path.name):
+            record = self._layout.record() | {"shard": self._path.name}
+            (target / INDEX_FILE).write_text(json.dumps(record) + "\n", encoding="utf-8")
+            return Copied({name: self.count(f) for name, f in counted.items()}, record)
+
+    def scratch_dir(self) -> Path:
+        staging = self._layout.backup_staging()
+        staging.mkdir()
+        return staging
+
+    def written_with(self) -> IndexSettings:
+        return index_format.recorded_settings(self._layout)
+
+    def record_written_with(self, settings: IndexSettings) -> None:
+        self.flush()
+        self._layout.write_record({"settings": settings.to_record()})
+
+    # --- the embedded engine's own upkeep -----------------------------------------------------
+
     def read_back(self) -> None:
         """Bring the shard's files back into the page cache, in the background (read_back)."""
         start_read_back(self._path, self._closing)
 
     def optimize(self) -> bool:
         """Merge segments and build the HNSW graph. Blocks and holds the GIL for minutes at
-        100k points: for an offline window (`astrolabe-search optimize`), never from `serve`."""
+        100k points: for an offline window (`astrolabe-search optimize`) or a rebuild's copy,
+        never the served shard."""
         with self._write_lock:
-            self._place_payload_indexes()
+            place_payload_indexes(self._shard)
             return bool(self._shard.optimize())
-
-    def _place_payload_indexes(self) -> None:
-        """Indexes made before PINNED_INDEXES (all in memory) are made again where it puts
-        them: here, off the served path (a rebuild's copy, or offline), since it takes ~1 s per
-        index at 100k chunks. Filters meanwhile fall back to reading payloads: still exact."""
-        existing = self._shard.info().payload_schema
-        for field in PAYLOAD_INDEXES:
-            info = existing.get(field)
-            wanted = _index_params(field)
-            if info is None or _placement(info) == wanted.memory:
-                continue
-            self._shard.update(qe.UpdateOperation.delete_field_index(field))
-            self._shard.update(qe.UpdateOperation.create_field_index(field, wanted))
 
     @guarded()
     def vector_index(self) -> VectorIndex:
@@ -597,8 +419,7 @@ class EdgeStore:
         start would then read back from the disk (its first searches wait for it). A flushed
         shard is persisted, as the engine documents; the lock goes with the process."""
         self._closing.set()
-        if self._facet_loader.ident is not None:
-            self._facet_loader.join()
+        self._upkeep.stop()
         with self._write_lock:
             self._shard.flush()
             if keep_facets:

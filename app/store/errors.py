@@ -65,6 +65,15 @@ class StorageFull(StoreError):
     public = True
 
 
+class CopyFailed(StoreError):
+    """No copy of the index could be made (`Store.copy_to`): a Qdrant node that takes no
+    snapshots, or a collection that changed during every one. Nothing was copied."""
+
+    status_code = 409
+    code = "backup_failed"
+    public = True
+
+
 class IndexConflict(StoreError):
     """A payload index exists with another type than the one this service needs."""
 

@@ -8,74 +8,13 @@ dimension, the BM25 parameters, the chunk size. Opening an index:
   JSON, so they happen in place when those settings are this release's.
 - a format newer than this release knows: refused (an older release never guesses).
 - settings other than this release's: refused in one line naming `astrolabe-search reindex`,
-  which re-embeds the stored chunk text with this release's settings (app.reindex)."""
+  which re-embeds the stored chunk text with this release's settings (app.ingest.reindex)."""
 
-from dataclasses import asdict, dataclass
-from typing import Any
-
-from app.embeddings.dense import DIMENSION, MODEL_NAME
-from app.embeddings.sparse import bm25_parameters
-from app.ingest.chunking import CHUNK_WORDS
+from app.index_settings import RELEASE_0_1_0, IndexSettings, changes
 from app.store.errors import DataDirectoryUnusable, IndexOutdated
 from app.store.layout import FORMAT, IndexLayout
 
 REINDEX = "astrolabe-search reindex"
-
-
-@dataclass(frozen=True)
-class IndexSettings:
-    model: str
-    dimension: int
-    bm25: dict[str, Any]
-    chunk_words: int
-
-    @classmethod
-    def current(cls) -> "IndexSettings":
-        """This release's: a remote embedding server is only used once its probe proved it
-        computes the local model's vectors, so the model is always this one."""
-        return cls(MODEL_NAME, DIMENSION, bm25_parameters(), CHUNK_WORDS)
-
-    @classmethod
-    def from_record(cls, record: Any, where: str) -> "IndexSettings":
-        try:
-            return cls(
-                str(record["model"]),
-                int(record["dimension"]),
-                dict(record["bm25"]),
-                int(record["chunk_words"]),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise DataDirectoryUnusable(
-                f"{where} records unreadable settings (nothing was changed): {exc!r}"
-            ) from exc
-
-    def to_record(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-# What release 0.1.0 wrote every index with (it recorded nothing).
-RELEASE_0_1_0 = IndexSettings(
-    MODEL_NAME,
-    384,
-    {"k": 1.2, "b": 0.75, "tokenizer": "word", "language": "english"},  # and a mean length 256
-    180,
-)
-
-
-def bm25_changes(recorded: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """The BM25 parameters that differ (the one place that compares them)."""
-    names = sorted(recorded | current)
-    return [f"bm25.{name}" for name in names if recorded.get(name) != current.get(name)]
-
-
-def changes(recorded: IndexSettings, current: IndexSettings) -> list[str]:
-    """The names of the settings that differ."""
-    named = [
-        name
-        for name in ("model", "dimension", "chunk_words")
-        if getattr(recorded, name) != getattr(current, name)
-    ]
-    return named + bm25_changes(recorded.bm25, current.bm25)
 
 
 def recorded_settings(layout: IndexLayout) -> IndexSettings:
@@ -83,7 +22,12 @@ def recorded_settings(layout: IndexLayout) -> IndexSettings:
     saved = layout.record().get("settings")
     if saved is None:
         return RELEASE_0_1_0
-    return IndexSettings.from_record(saved, str(layout.root / "index.json"))
+    try:
+        return IndexSettings.from_record(saved)
+    except ValueError as exc:
+        raise DataDirectoryUnusable(
+            f"{layout.root / 'index.json'} records unreadable settings (nothing was changed): {exc}"
+        ) from exc
 
 
 def check_format(layout: IndexLayout) -> None:

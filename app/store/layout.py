@@ -10,7 +10,6 @@ is moved into generation 0 once it has been opened successfully (a refused direc
 touched)."""
 
 import json
-import os
 import re
 import shutil
 import uuid
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.durable import write_atomically
 from app.store.errors import DataDirectoryUnusable
 
 INDEX_FILE = "index.json"
@@ -25,25 +25,6 @@ FORMAT = 2
 EDGE_CONFIG = "edge_config.json"  # written by Qdrant Edge: marks a directory as a shard
 BACKUP_PREFIX, BACKUP_SUFFIX = "backup-", ".partial"  # a running service's backup copies
 _GENERATION = re.compile(r"^shard-(\d{6})$")
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace `path` whole: a crash leaves the old or the new content, never a mix."""
-    partial = path.with_name(path.name + ".partial")
-    with partial.open("w", encoding="utf-8") as out:
-        out.write(text)
-        out.flush()
-        os.fsync(out.fileno())
-    partial.replace(path)
-    _fsync_dir(path.parent)
 
 
 @dataclass(frozen=True)

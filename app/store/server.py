@@ -2,22 +2,33 @@
 Also runs against qdrant-client's local mode (`:memory:`) for the contract tests."""
 
 import logging
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import httpx
 from qdrant_client import QdrantClient, models
 
 from app.config import Settings
-from app.store.base import Hit, Query, VectorIndex
+from app.index_settings import IndexSettings
+from app.store.base import Copied, Hit, Query, VectorIndex
 from app.store.cluster import READ_CONSISTENCY, WRITE_ORDERING, CollectionLayout, check_collection
-from app.store.errors import EngineFailed, EngineUnavailable, IndexConflict, StoreError, guarded
+from app.store.errors import (
+    CopyFailed,
+    EngineFailed,
+    EngineUnavailable,
+    IndexConflict,
+    StoreError,
+    guarded,
+)
 from app.store.fields import DENSE_VECTOR, PAYLOAD_INDEXES, IndexType
 from app.store.retry import is_engine_answer, is_transient, with_retries
 
 R = TypeVar("R")
+SNAPSHOT_FILE = "collection.snapshot"  # what `copy_to` writes
+SNAPSHOT_ATTEMPTS = 3
 log = logging.getLogger(__name__)
 
 _SERVER_TYPES = {
@@ -174,30 +185,19 @@ class ServerStore:
         )
 
     @guarded(is_transient)
-    def query(
-        self,
-        *,
-        query: models.Query | None,
-        using: str | None = None,
-        prefetch: Sequence[models.Prefetch] = (),
-        filter: models.Filter | None = None,
-        limit: int,
-        offset: int = 0,
-        score_threshold: float | None = None,
-        payload_keys: Sequence[str] | None = None,
-    ) -> list[Hit]:
+    def query(self, q: Query) -> list[Hit]:
         response = self._call(
             lambda: self._client.query_points(
                 self._collection,
-                query=query,
-                using=using,
-                prefetch=[self._tuned(p) for p in prefetch] or None,
-                query_filter=filter,
-                search_params=self._search_params if using == DENSE_VECTOR else None,
-                limit=limit,
-                offset=offset,
-                score_threshold=score_threshold,
-                with_payload=_payload_selector(payload_keys),
+                query=q.query,
+                using=q.using,
+                prefetch=[self._tuned(p) for p in q.prefetch] or None,
+                query_filter=q.filter,
+                search_params=self._search_params if q.using == DENSE_VECTOR else None,
+                limit=q.limit,
+                offset=q.offset,
+                score_threshold=q.score_threshold,
+                with_payload=_payload_selector(q.payload_keys),
                 consistency=READ_CONSISTENCY,
             )
         )
@@ -302,6 +302,26 @@ class ServerStore:
         return [_hit(p) for p in points], None if next_offset is None else str(next_offset)
 
     @guarded(is_transient)
+    def scroll_points(
+        self, offset: str | None, limit: int
+    ) -> tuple[list[models.PointStruct], str | None]:
+        records, next_offset = self._call(
+            lambda: self._client.scroll(
+                self._collection,
+                limit=limit,
+                offset=offset,
+                with_payload=True,
+                with_vectors=True,
+                consistency=READ_CONSISTENCY,
+            )
+        )
+        points = [
+            models.PointStruct(id=str(r.id), vector=cast(Any, r.vector or {}), payload=r.payload)
+            for r in records
+        ]
+        return points, None if next_offset is None else str(next_offset)
+
+    @guarded(is_transient)
     def update_vectors(
         self, points: Sequence[models.PointVectors], condition: models.Filter | None = None
     ) -> None:
@@ -342,11 +362,34 @@ class ServerStore:
     def vector_index(self) -> VectorIndex | None:
         return None  # the server indexes in the background by itself
 
-    # --- snapshots (app.backup): Qdrant's snapshot API, one node ------------------------------
+    # --- copies (app.backup): Qdrant's snapshot API, one node --------------------------------
 
-    def download_snapshot(self, target: Path) -> None:
+    def copy_to(self, target: Path, counted: Mapping[str, models.Filter | None]) -> Copied:
+        """Qdrant's snapshot with the counts of its moment: taken again while the collection
+        changes under it (counts equal before and after)."""
+        snapshot = target / SNAPSHOT_FILE
+        for _ in range(SNAPSHOT_ATTEMPTS):
+            before = self._counts(counted)
+            self._download_snapshot(snapshot)
+            if self._counts(counted) == before:
+                return Copied(before, None)
+            snapshot.unlink()
+        raise CopyFailed(
+            f"the collection changed during each of {SNAPSHOT_ATTEMPTS} snapshots: pause the"
+            " writers (the Astrolabe app's sync) and run the backup again"
+        )
+
+    def _counts(self, counted: Mapping[str, models.Filter | None]) -> dict[str, int]:
+        return {name: self.count(selector) for name, selector in counted.items()}
+
+    def _download_snapshot(self, target: Path) -> None:
         """A snapshot of the collection, made by the server and saved to `target`, then
-        deleted on the server. Raises NotImplementedError in qdrant-client's local mode."""
+        deleted on the server."""
+        if self._url == ":memory:":
+            raise CopyFailed(
+                "server mode backs up through Qdrant's snapshot API, which needs a Qdrant"
+                " server (qdrant-client's local mode has none)"
+            )
         made = self._call(lambda: self._client.create_snapshot(self._collection, wait=True))
         if made is None:
             raise EngineFailed("Qdrant made no snapshot")
@@ -360,18 +403,29 @@ class ServerStore:
         finally:
             self._call(lambda: self._client.delete_snapshot(self._collection, made.name))
 
-    def upload_snapshot(self, source: Path) -> None:
-        """Replace the collection's data on the server with a snapshot file's."""
+    def restore_snapshot(self, source: Path) -> None:
+        """Replace the collection's data on the server with that of a snapshot `copy_to` made
+        (the file in `source`)."""
         if self._url == ":memory:":
-            raise NotImplementedError("snapshots need a Qdrant server")
+            raise CopyFailed("restoring a snapshot needs a Qdrant server")
+        snapshot = source / SNAPSHOT_FILE
         path = f"/collections/{self._collection}/snapshots/upload"
-        with source.open("rb") as snapshot, self._rest() as rest:
+        with snapshot.open("rb") as data, self._rest() as rest:
             answer = rest.post(
                 path,
                 params={"priority": "snapshot", "wait": "true"},
-                files={"snapshot": (source.name, snapshot, "application/octet-stream")},
+                files={"snapshot": (snapshot.name, data, "application/octet-stream")},
             )
         answer.raise_for_status()
+
+    def scratch_dir(self) -> Path:
+        return Path(tempfile.mkdtemp(prefix="astrolabe-backup-"))
+
+    def written_with(self) -> IndexSettings | None:
+        return None  # a collection records no settings
+
+    def record_written_with(self, settings: IndexSettings) -> None:
+        pass
 
     def _rest(self) -> httpx.Client:
         headers = {"api-key": self._api_key} if self._api_key else {}

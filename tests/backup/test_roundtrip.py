@@ -21,6 +21,7 @@ from app.backup.errors import BackupError
 from app.backup.manifest import MANIFEST, Counts, FileEntry, Manifest, files_under
 from app.backup.restore import restore
 from app.backup.stream import receive, tar_stream
+from app.cli import exits
 from app.config import Settings
 from app.embeddings.dense import HashingEncoder
 from app.store.edge import EdgeStore
@@ -195,7 +196,7 @@ def test_backup_of_an_index_in_use_names_the_service_options(
         code = run(monkeypatch, original[0], "backup", str(tmp_path / "dest"))
     finally:
         holder.close()
-    assert code == cli.EXIT_DATA_DIR_IN_USE
+    assert code == exits.EXIT_DATA_DIR_IN_USE
     assert "--url and --token" in capsys.readouterr().err
     assert not (tmp_path / "dest").exists()
 

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from app.cli import DEMO_CORPUS
-from app.embeddings.dense import MAX_SEQ_LENGTH, MiniLMEncoder
-from app.embeddings.model_files import WEIGHTS_VERSION, onnx_path, tokenizer_beside
+from app.embeddings.dense import MiniLMEncoder
+from app.embeddings.model_files import MAX_SEQ_LENGTH, WEIGHTS_VERSION, onnx_path, tokenizer_beside
 from app.embeddings.reference import SentenceTransformerEncoder
 from app.ingest.chunking import chunk_text
+from app.ingest.demo import DEMO_CORPUS
 
 QUERIES = [
     "quarterly budget",

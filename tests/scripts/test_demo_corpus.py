@@ -3,7 +3,7 @@ regenerate (`python -m scripts.make_demo_corpus`), never the file by hand."""
 
 import json
 
-from app.cli import DEMO_CORPUS
+from app.ingest.demo import DEMO_CORPUS
 from app.ingest.models import MAX_BATCH, validate_batch
 from scripts.make_demo_corpus import DEFAULT_OUTPUT, build_drafts, serialize, validate
 

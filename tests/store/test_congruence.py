@@ -29,9 +29,9 @@ from app.search.service import Granularity, SearchOutcome, SearchQuery, SearchSe
 from app.store import translate
 from app.store.base import Hit, Query, Store
 from app.store.edge import EdgeStore
-from app.store.embedded import EmbeddedEngine
+from app.store.engine.process_store import ProcessStore
+from app.store.engine.supervisor import Supervisor
 from app.store.fields import DENSE_VECTOR, PAYLOAD_INDEXES, SPARSE_VECTOR
-from app.store.process import ProcessStore
 from app.store.server import ServerStore
 from tests.helpers import doc
 
@@ -104,7 +104,7 @@ def server_store() -> ServerStore:
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     settings = Settings(data_dir=tmp_path_factory.mktemp("process"), collection="c")
-    engine = EmbeddedEngine(settings, threshold=10**9)  # no rebuild: the same segments
+    engine = Supervisor(settings, threshold=10**9)  # no rebuild: the same segments
     pair = Pair(EdgeStore(tmp_path_factory.mktemp("edge"), "c"), server_store(), engine.start())
     try:
         for store in (pair.edge, *pair.others):
@@ -316,11 +316,11 @@ def test_a_query_returns_only_the_payload_keys_asked_for(stores: Pair) -> None:
     selector = build_filter(ALICE, FilterSpec())
     order = models.OrderByQuery(order_by=models.OrderBy(key="modified_at"))
     keys = ("doc_id", "modified_at")
-    full = stores.edge.query(query=order, filter=selector, limit=500)
+    full = stores.edge.query(Query(query=order, filter=selector, limit=500))
     assert len(full) > 10 and all("text" in hit.payload for hit in full)
     expected = sorted((h.id, {key: h.payload[key] for key in keys}) for h in full)
     for store in (stores.edge, *stores.others):
-        lean = store.query(query=order, filter=selector, limit=500, payload_keys=keys)
+        lean = store.query(Query(query=order, filter=selector, limit=500, payload_keys=keys))
         assert sorted((h.id, h.payload) for h in lean) == expected
 
 
@@ -328,9 +328,9 @@ def test_an_empty_key_list_returns_ids_and_scores_only(stores: Pair) -> None:
     selector = build_filter(ALICE, FilterSpec())
     dense = models.NearestQuery(nearest=HashingEncoder().encode(["comet orbit"])[0])
     for store in (stores.edge, *stores.others):
-        full = store.query(query=dense, using=DENSE_VECTOR, filter=selector, limit=50)
+        full = store.query(Query(query=dense, using=DENSE_VECTOR, filter=selector, limit=50))
         bare = store.query(
-            query=dense, using=DENSE_VECTOR, filter=selector, limit=50, payload_keys=()
+            Query(query=dense, using=DENSE_VECTOR, filter=selector, limit=50, payload_keys=())
         )
         assert len(full) > 10 and all("text" in hit.payload for hit in full)
         assert [h.id for h in bare] == [h.id for h in full]
@@ -351,12 +351,14 @@ def test_a_batch_answers_each_query_as_alone(stores: Pair) -> None:
         assert len(answers) == 2 and len(answers[0]) == 20 and 0 < len(answers[1]) <= 20
         for alone, q in zip(answers, batch, strict=True):
             one = store.query(
-                query=q.query,
-                using=q.using,
-                filter=q.filter,
-                limit=q.limit,
-                score_threshold=q.score_threshold,
-                payload_keys=q.payload_keys,
+                Query(
+                    query=q.query,
+                    using=q.using,
+                    filter=q.filter,
+                    limit=q.limit,
+                    score_threshold=q.score_threshold,
+                    payload_keys=q.payload_keys,
+                )
             )
             assert [(h.id, h.payload) for h in alone] == [(h.id, h.payload) for h in one]
             assert all(close(a.score, b.score) for a, b in zip(alone, one, strict=True))
@@ -366,7 +368,7 @@ def test_a_batch_answers_each_query_as_alone(stores: Pair) -> None:
 def test_retrieve_returns_only_the_payload_keys_asked_for(stores: Pair) -> None:
     selector = build_filter(ALICE, FilterSpec())
     order = models.OrderByQuery(order_by=models.OrderBy(key="modified_at"))
-    some = stores.edge.query(query=order, filter=selector, limit=5)
+    some = stores.edge.query(Query(query=order, filter=selector, limit=5))
     expected = sorted((h.id, {"doc_id": h.payload["doc_id"]}) for h in some)
     for store in (stores.edge, *stores.others):
         keyed = store.retrieve([h.id for h in some], ("doc_id",))
@@ -384,9 +386,9 @@ class KeysAsked:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.store, name)
 
-    def query(self, **request: Any) -> list[Hit]:
-        self.asked.append(request.get("payload_keys"))
-        return self.store.query(**request)
+    def query(self, q: Query) -> list[Hit]:
+        self.asked.append(q.payload_keys)
+        return self.store.query(q)
 
     def query_batch(self, queries: Sequence[Query]) -> list[list[Hit]]:
         self.asked += [q.payload_keys for q in queries]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import (
+from app.cli.exits import (
     EXIT_DATA_DIR_IN_USE,
     EXIT_DATA_DIR_UNUSABLE,
     EXIT_ENGINE_UNAVAILABLE,

@@ -1,7 +1,7 @@
-"""The embedded engine in processes of its own (app/store/embedded.py): rebuilds and handovers
-while documents keep arriving and searches keep running lose no write, never fail a search,
-and leave facets and counts exact; an engine process that dies is replaced (the served one) or
-abandoned (a rebuild) while the service goes on."""
+"""The embedded engine in processes of its own (app/store/engine/supervisor.py): rebuilds and
+handovers while documents keep arriving and searches keep running lose no write, never fail a
+search, and leave facets and counts exact; an engine process that dies is replaced (the served
+one) or abandoned (a rebuild) while the service goes on."""
 
 import os
 import signal
@@ -24,10 +24,11 @@ from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.search.algorithms import QueryEncoder
 from app.search.service import SearchQuery, SearchService
-from app.store import embedded
 from app.store.edge import EdgeStore
-from app.store.embedded import EmbeddedEngine
-from app.store.launch import MERGED_SEGMENTS, REBUILD_SEGMENTS
+from app.store.engine import supervisor
+from app.store.engine.launch import MERGED_SEGMENTS, REBUILD_SEGMENTS
+from app.store.engine.supervisor import Supervisor
+from app.store.engine.wire import Control
 from app.store.read_back import resident
 from tests.helpers import doc
 
@@ -53,19 +54,19 @@ def expected_tags(written: list[int]) -> dict[str, int]:
 
 @pytest.fixture
 def fast_supervisor(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embedded, "POLL_S", 0.2)
-    monkeypatch.setattr(embedded, "RETRY_AFTER_FAILURE_S", 0.5)
+    monkeypatch.setattr(supervisor, "POLL_S", 0.2)
+    monkeypatch.setattr(supervisor, "RETRY_AFTER_FAILURE_S", 0.5)
 
 
 @pytest.fixture
-def engine(tmp_path: Path, fast_supervisor: None) -> Iterator[EmbeddedEngine]:
-    running = EmbeddedEngine(Settings(data_dir=tmp_path, collection="c", hnsw_threshold=40))
+def engine(tmp_path: Path, fast_supervisor: None) -> Iterator[Supervisor]:
+    running = Supervisor(Settings(data_dir=tmp_path, collection="c", hnsw_threshold=40))
     running.start()
     yield running
     running.close()
 
 
-def search_service(engine: EmbeddedEngine) -> SearchService:
+def search_service(engine: Supervisor) -> SearchService:
     return SearchService(engine.store, QueryEncoder(HashingEncoder(), Bm25Encoder()), rrf_k=60)
 
 
@@ -74,7 +75,7 @@ def write(indexer: Indexer, numbers: range) -> None:
     assert len(indexer.index(jobs)) == len(jobs)
 
 
-def test_rebuilds_while_writing_and_searching_lose_nothing(engine: EmbeddedEngine) -> None:
+def test_rebuilds_while_writing_and_searching_lose_nothing(engine: Supervisor) -> None:
     indexer = Indexer(engine.store, HashingEncoder(), Bm25Encoder())
     service = search_service(engine)
     failures: list[BaseException] = []
@@ -119,7 +120,7 @@ def test_rebuilds_while_writing_and_searching_lose_nothing(engine: EmbeddedEngin
     assert generations == [engine.layout.current().name]
 
 
-def test_documents_sent_again_and_again_start_a_rebuild(engine: EmbeddedEngine) -> None:
+def test_documents_sent_again_and_again_start_a_rebuild(engine: Supervisor) -> None:
     """Every version they replace stays in the appendable segment until a rebuild: once as many
     points were replaced as the threshold (40), one starts, though few chunks are outside the
     graph."""
@@ -138,7 +139,7 @@ def test_documents_sent_again_and_again_start_a_rebuild(engine: EmbeddedEngine) 
 
 
 def test_the_engine_counts_what_the_memory_counts_after_handovers(
-    engine: EmbeddedEngine, tmp_path: Path
+    engine: Supervisor, tmp_path: Path
 ) -> None:
     indexer = Indexer(engine.store, HashingEncoder(), Bm25Encoder())
     for start in range(0, 150, 25):
@@ -157,7 +158,7 @@ def test_the_engine_counts_what_the_memory_counts_after_handovers(
         counted.close()
 
 
-def test_a_dead_engine_process_is_replaced_and_the_index_kept(engine: EmbeddedEngine) -> None:
+def test_a_dead_engine_process_is_replaced_and_the_index_kept(engine: Supervisor) -> None:
     indexer = Indexer(engine.store, HashingEncoder(), Bm25Encoder())
     write(indexer, range(10))
     served = engine._served
@@ -169,7 +170,7 @@ def test_a_dead_engine_process_is_replaced_and_the_index_kept(engine: EmbeddedEn
     assert engine._served is not served
 
 
-def test_a_dead_rebuild_is_abandoned_and_tried_again(engine: EmbeddedEngine) -> None:
+def test_a_dead_rebuild_is_abandoned_and_tried_again(engine: Supervisor) -> None:
     indexer = Indexer(engine.store, HashingEncoder(), Bm25Encoder())
     write(indexer, range(60))
     deadline = time.monotonic() + 60
@@ -191,14 +192,14 @@ def test_a_dead_rebuild_is_abandoned_and_tried_again(engine: EmbeddedEngine) -> 
     assert search_service(engine).search(READER, SearchQuery(spec=FilterSpec())).total_found > 0
 
 
-def segments(engine: EmbeddedEngine) -> int:
-    return int(engine.store.call("segments")["segments"])
+def segments(engine: Supervisor) -> int:
+    return int(engine.store.call(Control.SHAPE)["segments"])
 
 
 def test_rebuilds_keep_few_segments_and_once_writes_pause_they_are_merged_once(
     tmp_path: Path, fast_supervisor: None
 ) -> None:
-    running = EmbeddedEngine(
+    running = Supervisor(
         Settings(data_dir=tmp_path, collection="c", hnsw_threshold=40), merge_after_idle_s=0.5
     )
     running.start()
@@ -234,7 +235,7 @@ def test_rebuilds_keep_few_segments_and_once_writes_pause_they_are_merged_once(
 
 
 def test_counts_and_facets_are_kept_until_a_write_and_exact_after_it(
-    engine: EmbeddedEngine, monkeypatch: pytest.MonkeyPatch
+    engine: Supervisor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     indexer = Indexer(engine.store, HashingEncoder(), Bm25Encoder())
     write(indexer, range(10))
@@ -274,7 +275,7 @@ def test_a_stopped_engine_leaves_its_shard_in_the_page_cache(
 ) -> None:
     """The next start finds the files in memory instead of waiting for the disk: Qdrant
     Edge's close dropped about two thirds of them (32 % of the pages left, measured)."""
-    running = EmbeddedEngine(Settings(data_dir=tmp_path, collection="c"))
+    running = Supervisor(Settings(data_dir=tmp_path, collection="c"))
     running.start()
     write(Indexer(running.store, HashingEncoder(), Bm25Encoder()), range(200))
     files = [path for path in tmp_path.rglob("*") if path.is_file()]

@@ -2,6 +2,7 @@
 served shard's writes, the journal of the writes after it, the seal that holds new writes, the
 copy replaying exactly to the sealed end, and retirement answering the held writes Moved."""
 
+import inspect
 import os
 import threading
 from pathlib import Path
@@ -11,11 +12,22 @@ from qdrant_client import models
 
 from app.filters.selectors import documents, of_document
 from app.store import fields
+from app.store.base import Store
 from app.store.edge import EdgeStore
-from app.store.engine import Engine, at_niceness
+from app.store.engine.process_store import ProcessStore
+from app.store.engine.shard_server import ShardServer, at_niceness
+from app.store.engine.wire import (
+    CONTROLS,
+    COPIES,
+    READS,
+    STORE_CALLS,
+    WRITES,
+    Call,
+    Control,
+    Moved,
+)
 from app.store.errors import StoreError
 from app.store.layout import IndexLayout
-from app.store.wire import Call, Control, Moved
 from tests.store.test_doc_facets import point
 
 DOC = {
@@ -29,7 +41,7 @@ DOC = {
 }
 
 
-def upsert(engine: Engine, n: int, **changes: object) -> None:
+def upsert(engine: ShardServer, n: int, **changes: object) -> None:
     engine.answer(Call("upsert", ([point(f"note:{n}", 0, DOC | changes)],)))
 
 
@@ -39,7 +51,7 @@ def contents(store: EdgeStore) -> list[tuple[str, object]]:
 
 
 def test_the_copy_replays_exactly_to_the_sealed_end(tmp_path: Path) -> None:
-    served = Engine(EdgeStore(tmp_path, "c"), threading.Event())
+    served = ShardServer(EdgeStore(tmp_path, "c"), threading.Event())
     copy = IndexLayout.of(tmp_path, "c").next_generation()
     for n in range(3):
         upsert(served, n)
@@ -49,7 +61,7 @@ def test_the_copy_replays_exactly_to_the_sealed_end(tmp_path: Path) -> None:
     served.answer(
         Call("set_payload", ({fields.TAGS: ["green"]}, models.Filter(must=[of_document("note:1")])))
     )
-    rebuilt = Engine(EdgeStore(tmp_path, "c", shard=copy), threading.Event())
+    rebuilt = ShardServer(EdgeStore(tmp_path, "c", shard=copy), threading.Event())
     assert rebuilt.store.wait_for_facet_index(timeout=0)  # the copy's snapshot, no read-back
     assert served.answer(Call(Control.SEAL)) == 3
     held: list[BaseException] = []
@@ -80,11 +92,11 @@ def test_the_copy_replays_exactly_to_the_sealed_end(tmp_path: Path) -> None:
 
 
 def test_a_journal_shorter_than_the_sealed_end_fails_the_handover(tmp_path: Path) -> None:
-    served = Engine(EdgeStore(tmp_path, "c"), threading.Event())
+    served = ShardServer(EdgeStore(tmp_path, "c"), threading.Event())
     copy = IndexLayout.of(tmp_path, "c").next_generation()
     served.answer(Call(Control.START_COPY, (str(copy),)))
     upsert(served, 1)
-    rebuilt = Engine(EdgeStore(tmp_path, "c", shard=copy), threading.Event())
+    rebuilt = ShardServer(EdgeStore(tmp_path, "c", shard=copy), threading.Event())
     rebuilt.replay_from(IndexLayout.journal(copy))
     with pytest.raises(StoreError, match="1 of 2 records"):
         rebuilt.answer(Call(Control.FINISH, (2,)))
@@ -117,3 +129,19 @@ def test_a_failing_rebuild_fails_in_the_callers_thread() -> None:
 
     with pytest.raises(StoreError, match="optimize failed"):
         at_niceness(1, fail)
+
+
+def test_the_wire_carries_exactly_the_store_protocol() -> None:
+    """Every `Store` method crosses the wire (and only they, beside the control calls), and the
+    store that speaks it implements each: a method added on one side only fails here."""
+    protocol = {
+        name
+        for name, _ in inspect.getmembers(Store, inspect.isfunction)
+        if not name.startswith("_")
+    } - {"close"}
+    assert protocol == STORE_CALLS
+    assert not STORE_CALLS & CONTROLS
+    assert READS.isdisjoint(WRITES) and COPIES.isdisjoint(READS | WRITES)
+    for name in protocol:
+        assert name in vars(ProcessStore), f"ProcessStore does not send {name}"
+        assert name in vars(EdgeStore), f"a shard server's EdgeStore does not answer {name}"

@@ -17,14 +17,14 @@ from app.auth import Principal
 from app.backup.manifest import Counts
 from app.embeddings.dense import HashingEncoder
 from app.embeddings.sparse import Bm25Encoder
-from app.reindex import reindex
+from app.index_settings import IndexSettings
+from app.ingest.reindex import reindex
 from app.search.algorithms import QueryEncoder
 from app.search.api import SearchApi
-from app.search.models import SearchBody
+from app.search.models.requests import SearchBody
 from app.search.service import SearchService
 from app.store.edge import EdgeStore
 from app.store.errors import IndexOutdated
-from app.store.index_format import IndexSettings
 from app.store.layout import INDEX_FILE
 from tests.backup.test_roundtrip import searcher
 from tests.fixtures.make_format1 import documents

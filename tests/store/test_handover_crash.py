@@ -1,7 +1,7 @@
-"""A kill -9 of `serve` at every step of a handover (app/store/embedded.py names them) leaves an
-index the next start serves whole: every accepted document (202) indexed, counts and facets
-exact, and one shard generation on disk. Runs the real `serve` command, each start recovering
-from the previous kill and feeding documents until a rebuild reaches the next step."""
+"""A kill -9 of `serve` at every step of a handover (app/store/engine/supervisor.py names them)
+leaves an index the next start serves whole: every accepted document (202) indexed, counts and
+facets exact, and one shard generation on disk. Runs the real `serve` command, each start
+recovering from the previous kill and feeding documents until a rebuild reaches the next step."""
 
 import json
 import signal

@@ -16,6 +16,7 @@ from app.embeddings.dense import HashingEncoder
 from app.filters.conditions import search_filter
 from app.filters.spec import FilterSpec
 from app.store import edge
+from app.store.base import Query
 from app.store.edge import EdgeStore
 from app.store.fields import (
     CHUNK_INDEX,
@@ -98,10 +99,12 @@ def store(optimized: Path, tmp_path: Path) -> Iterator[EdgeStore]:
 
 def _top(store: EdgeStore, vector: np.ndarray, flt: models.Filter | None = None) -> list[str]:
     hits = store.query(
-        query=models.NearestQuery(nearest=vector.tolist()),
-        using=DENSE_VECTOR,
-        filter=flt,
-        limit=10,
+        Query(
+            query=models.NearestQuery(nearest=vector.tolist()),
+            using=DENSE_VECTOR,
+            filter=flt,
+            limit=10,
+        )
     )
     return [hit.id for hit in hits]
 
@@ -143,12 +146,14 @@ def test_writes_after_optimize_are_found_and_deleted_or_replaced_ones_never_are(
         assert _point_id(n) not in _top(store, indexed[n], _group(n % 20))
     for n, vector in zip(resent, replaced, strict=True):
         hits = store.query(
-            query=models.NearestQuery(nearest=vector.tolist()), using=DENSE_VECTOR, limit=10
+            Query(query=models.NearestQuery(nearest=vector.tolist()), using=DENSE_VECTOR, limit=10)
         )
         assert hits[0].id == _point_id(n) and hits[0].payload["version"] == 1
         assert hits[0].score == pytest.approx(1.0, abs=1e-4)
         old = store.query(
-            query=models.NearestQuery(nearest=indexed[n].tolist()), using=DENSE_VECTOR, limit=10
+            Query(
+                query=models.NearestQuery(nearest=indexed[n].tolist()), using=DENSE_VECTOR, limit=10
+            )
         )
         stale = [h for h in old if h.id == _point_id(n)]
         assert all(h.score < 0.999 for h in stale)  # the old vector is gone with the old version

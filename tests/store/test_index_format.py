@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from app import cli
+from app.cli import exits
 from app.embeddings.dense import HashingEncoder
-from app.reindex import reindex
+from app.index_settings import RELEASE_0_1_0, IndexSettings, bm25_changes, changes
+from app.ingest.reindex import reindex
 from app.store.edge import EdgeStore
 from app.store.errors import IndexOutdated
-from app.store.index_format import RELEASE_0_1_0, IndexSettings, bm25_changes, changes
 from app.store.layout import INDEX_FILE, IndexLayout
 from tests.store.test_layout import legacy_shard, point
 
@@ -127,7 +127,7 @@ def test_serve_refuses_an_outdated_index_in_one_line(tmp_path: Path) -> None:
         text=True,
         timeout=300,
     )
-    assert done.returncode == cli.EXIT_INDEX_OUTDATED, done.stderr
+    assert done.returncode == exits.EXIT_INDEX_OUTDATED, done.stderr
     lines = [line for line in done.stderr.splitlines() if "astrolabe-search reindex" in line]
     assert len(lines) == 1 and "(chunk_words)" in lines[0], done.stderr
 

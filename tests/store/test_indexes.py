@@ -9,14 +9,18 @@ from qdrant_client import models
 from app.embeddings.dense import HashingEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.filters import selectors
+from app.index_settings import IndexSettings
 from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.store import fields
-from app.store.edge import _EDGE_TYPES, EdgeStore, _config, _placement
+from app.store.edge import EdgeStore
 from app.store.errors import IndexConflict
 from app.store.fields import PAYLOAD_INDEXES, PINNED_INDEXES
-from app.store.index_format import IndexSettings, record_settings
+from app.store.index_format import record_settings
 from app.store.layout import IndexLayout
+from app.store.shard import EDGE_TYPES as _EDGE_TYPES
+from app.store.shard import edge_config as _config
+from app.store.shard import placement as _placement
 from tests.helpers import doc
 
 

@@ -3,7 +3,7 @@ record still being written, and can stop at a given record."""
 
 from pathlib import Path
 
-from app.store.journal import JournalReader, JournalWriter
+from app.store.engine.journal import JournalReader, JournalWriter
 
 
 def test_records_come_back_whole_and_in_order(tmp_path: Path) -> None:

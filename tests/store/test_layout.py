@@ -9,9 +9,10 @@ import pytest
 import qdrant_edge as qe
 from qdrant_client import models
 
-from app.store.edge import EdgeStore, _config
-from app.store.index_format import RELEASE_0_1_0, IndexSettings
+from app.index_settings import RELEASE_0_1_0, IndexSettings
+from app.store.edge import EdgeStore
 from app.store.layout import INDEX_FILE, IndexLayout
+from app.store.shard import edge_config as _config
 
 
 def point(n: int) -> models.PointStruct:

@@ -7,6 +7,7 @@ import pytest
 from qdrant_client import models
 
 from app.cli import main
+from app.store.base import Query
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, DOC_KEY, KIND, KIND_CHUNK
 
@@ -29,7 +30,12 @@ def _nearest(store: EdgeStore, query: list[float]) -> list[str]:
         must=[models.FieldCondition(key="chunk_index", match=models.MatchValue(value=0))]
     )
     hits = store.query(
-        query=models.NearestQuery(nearest=query), using=DENSE_VECTOR, filter=only_first, limit=10
+        Query(
+            query=models.NearestQuery(nearest=query),
+            using=DENSE_VECTOR,
+            filter=only_first,
+            limit=10,
+        )
     )
     return [hit.id for hit in hits]
 

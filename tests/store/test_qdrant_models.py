@@ -50,7 +50,7 @@ def test_the_engine_process_imports_no_client() -> None:
         import runpy, sys
         sys.argv = ["engine", "--help"]
         try:
-            runpy.run_module("app.store.engine", run_name="__main__", alter_sys=True)
+            runpy.run_module("app.engine_child", run_name="__main__", alter_sys=True)
         except SystemExit as exit:
             assert exit.code == 0
         print("qdrant_client.http.models.models" in sys.modules)

@@ -15,6 +15,7 @@ from qdrant_client.http.exceptions import UnexpectedResponse
 from app.config import Settings
 from app.embeddings.dense import HashingEncoder
 from app.store import server as server_module
+from app.store.base import Query
 from app.store.cluster import CollectionLayout, CollectionMismatch
 from app.store.errors import EngineFailed, EngineUnavailable
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
@@ -92,7 +93,9 @@ def test_quantized_dense_searches_rescore(monkeypatch: pytest.MonkeyPatch) -> No
     sparse = models.Prefetch(
         query=models.SparseVector(indices=[1], values=[1.0]), using=SPARSE_VECTOR, limit=5
     )
-    store.query(query=models.RrfQuery(rrf=models.Rrf(k=60)), prefetch=[dense, sparse], limit=5)
+    store.query(
+        Query(query=models.RrfQuery(rrf=models.Rrf(k=60)), prefetch=[dense, sparse], limit=5)
+    )
     store.close()
     dense_sent, sparse_sent = sent["prefetch"]
     assert dense_sent.params.quantization.rescore is True

@@ -4,7 +4,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from app.store.turnstile import Turnstile
+from app.store.engine.turnstile import Turnstile
 
 
 def _wait_until(condition: Callable[[], bool]) -> None:

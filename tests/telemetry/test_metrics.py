@@ -18,11 +18,11 @@ from app.auth import Authenticator
 from app.config import Settings
 from app.embeddings.dense import HashingEncoder
 from app.filters.spec import FilterSpec
+from app.routes.metrics import StatusCollector
 from app.search.service import SearchQuery
+from app.search.telemetry import filter_shape
 from app.state import AppState
 from app.telemetry.middleware import METHODS, UNMATCHED
-from app.telemetry.search import filter_shape
-from app.telemetry.status import StatusCollector
 from bench.demo_server import free_port
 from bench.loopback import JsonHandler, loopback_server
 from bench.service import process_memory

@@ -1,7 +1,7 @@
-"""`ProcessStore`: the `Store` of an engine process (`app.store.engine`), for the layers above the
-store, which never learn that a process exists. Each thread keeps its own connection to the
-engine serving now (`Endpoint`); when that engine hands over or restarts, a call waits for the
-next one and is sent again (every store write is idempotent: an upsert or delete applied twice
+"""`ProcessStore`: the `Store` that speaks the wire to the shard server serving now, for the layers
+above the store, which never learn that a process exists. Each thread keeps its own connection
+to it (`Endpoint`); when that shard server hands over or restarts, a call waits for the next one
+and is sent again (every store write is idempotent: an upsert or delete applied twice
 leaves what one leaves, and a write answered Moved was not applied).
 
 Counts and facets are kept here until the next write, as the engine keeps them (`ReadMemo`):
@@ -9,7 +9,7 @@ every write to the index goes through this process, so a kept answer is the exac
 search saves the round trip of its count (and a search with facets, five more)."""
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from multiprocessing.connection import Client, Connection
 from pathlib import Path
@@ -17,10 +17,11 @@ from typing import Any, Protocol, TypeVar, cast
 
 from qdrant_client import models
 
-from app.store.base import Hit, Query, VectorIndex
+from app.index_settings import IndexSettings
+from app.store.base import Copied, Hit, Query, VectorIndex
+from app.store.engine.wire import PROTOCOL, WRITES, Call, Control, Failure, Moved, raise_failure
 from app.store.errors import EngineUnavailable
 from app.store.memo import ReadMemo, filter_key
-from app.store.wire import PROTOCOL, WRITES, Call, Control, Failure, Moved, raise_failure
 
 T = TypeVar("T")
 SWITCH_WAIT_S = 15.0  # how long a call waits for the next engine (a restart after a crash)
@@ -76,7 +77,7 @@ class Endpoint:
 
 
 class Supervisor(Protocol):
-    """What owns the engine processes (app/store/embedded.py)."""
+    """What owns the shard servers' processes (`supervisor.Supervisor`)."""
 
     rebuilds: int
 
@@ -175,30 +176,8 @@ class ProcessStore:
     def delete(self, selector: models.Filter) -> None:
         self.call("delete", selector)
 
-    def query(
-        self,
-        *,
-        query: models.Query | None,
-        using: str | None = None,
-        prefetch: Sequence[models.Prefetch] = (),
-        filter: models.Filter | None = None,
-        limit: int,
-        offset: int = 0,
-        score_threshold: float | None = None,
-        payload_keys: Sequence[str] | None = None,
-    ) -> list[Hit]:
-        return self._typed(
-            list,
-            "query",
-            query=query,
-            using=using,
-            prefetch=list(prefetch),
-            filter=filter,
-            limit=limit,
-            offset=offset,
-            score_threshold=score_threshold,
-            payload_keys=None if payload_keys is None else list(payload_keys),
-        )
+    def query(self, q: Query) -> list[Hit]:
+        return self._typed(list, "query", q)
 
     def query_batch(self, queries: Sequence[Query]) -> list[list[Hit]]:
         return self._typed(list, "query_batch", list(queries))
@@ -222,6 +201,11 @@ class ProcessStore:
     ) -> tuple[list[Hit], str | None]:
         keys = None if payload_keys is None else list(payload_keys)
         return self._typed(tuple, "scroll_page", filter, offset, limit, keys)
+
+    def scroll_points(
+        self, offset: str | None, limit: int
+    ) -> tuple[list[models.PointStruct], str | None]:
+        return self._typed(tuple, "scroll_points", offset, limit)
 
     def update_vectors(
         self, points: Sequence[models.PointVectors], condition: models.Filter | None = None
@@ -248,10 +232,17 @@ class ProcessStore:
             engine_memory=supervisor.engine_memory(),
         )
 
-    def copy_for_backup(self, target: Path) -> Any:
-        """The served engine copies its index into `target` (app.backup.shard) and returns
-        the counts of that moment; sent again to the next engine like every call."""
-        return self.call(Control.BACKUP, str(target))
+    def copy_to(self, target: Path, counted: Mapping[str, models.Filter | None]) -> Copied:
+        return self._typed(Copied, "copy_to", target, dict(counted))
+
+    def scratch_dir(self) -> Path:
+        return self._typed(Path, "scratch_dir")
+
+    def written_with(self) -> IndexSettings | None:
+        return cast(IndexSettings | None, self.call("written_with"))
+
+    def record_written_with(self, settings: IndexSettings) -> None:
+        self.call("record_written_with", settings)
 
     def close(self) -> None:
         self._drop()

@@ -19,19 +19,20 @@ from typing import Any
 
 from qdrant_client import models
 
+from app.config import Settings
+from app.durable import write_atomically
 from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import DEFAULT_AVG_LEN, Bm25Encoder
 from app.failpoints import failpoint
 from app.filters import selectors
+from app.index_settings import IndexSettings, changes
 from app.ingest.chunking import Chunk, chunk_spans
 from app.ingest.documents import Document
 from app.ingest.pipeline import chunk_payload, chunk_point_id
 from app.ingest.sparse_fit import SparseFit, measure, read_fit, refit, write_fit
 from app.store import fields
-from app.store.base import Hit
-from app.store.edge import EdgeStore
-from app.store.index_format import IndexSettings, changes, recorded_settings
-from app.store.layout import IndexLayout, write_atomically
+from app.store.base import Hit, Store
+from app.store.open import Use, index_dir, open_store
 
 CHECKPOINT = "reindex.json"
 PAGE = 256  # points scanned per page (the documents whose first chunk is among them)
@@ -49,8 +50,8 @@ class Reindexed:
 class Checkpoint:
     """The next page to write and the documents written so far, for one target setting."""
 
-    def __init__(self, layout: IndexLayout, target: IndexSettings) -> None:
-        self.path = layout.root / CHECKPOINT
+    def __init__(self, path: Path, target: IndexSettings) -> None:
+        self.path = path
         self.target = target.to_record()
 
     def load(self) -> tuple[str | None, int] | None:
@@ -93,7 +94,7 @@ def _document(chunks: list[Hit]) -> Document:
     )
 
 
-def _chunk_set(store: EdgeStore, key: str) -> list[Hit]:
+def _chunk_set(store: Store, key: str) -> list[Hit]:
     """The document's chunks as one version wrote them (an interrupted write may have left
     chunks of the old set past the new one's end: they are not part of it)."""
     found = sorted(
@@ -118,7 +119,7 @@ def _payloads(chunks: list[Hit], chunk_words: int | None) -> list[dict[str, Any]
 class Reindexer:
     def __init__(
         self,
-        store: EdgeStore,
+        store: Store,
         dense: DenseEncoder,
         sparse: Bm25Encoder,
         rechunk: int | None,
@@ -172,7 +173,7 @@ class Reindexer:
         self.store.delete(selectors.chunks_of_from(key, len(points)))
 
 
-def _sparse_encoder(store: EdgeStore, resumed: bool) -> Bm25Encoder:
+def _sparse_encoder(store: Store, resumed: bool) -> Bm25Encoder:
     """BM25 with the corpus's mean chunk length: the one a resumed run recorded, else the live
     mean measured now (an index of 0.1.0 records none) and recorded for the service."""
     fit = read_fit(store) if resumed else None
@@ -183,15 +184,12 @@ def _sparse_encoder(store: EdgeStore, resumed: bool) -> Bm25Encoder:
     return Bm25Encoder(fit.avg_len)
 
 
-def _reencode_sparse(
-    store: EdgeStore, layout: IndexLayout, target: IndexSettings, changed: list[str]
-) -> Reindexed:
+def _reencode_sparse(store: Store, target: IndexSettings, changed: list[str]) -> Reindexed:
     """Only BM25's parameters changed: the stored sparse vectors are re-encoded from the chunk
     text with the live mean (`app.ingest.sparse_fit`, resumable on its own), the dense model
     never runs. Seconds where a full reindex takes an hour per 100k chunks."""
     refitted = refit(store, force=True)
-    store.flush()
-    layout.write_record({"settings": target.to_record()})
+    store.record_written_with(target)
     return Reindexed(0, refitted.reencoded, 0, changed, sparse_only=True)
 
 
@@ -205,18 +203,20 @@ def reindex(
 ) -> Reindexed | None:
     """Reindex the embedded index in `data_dir` (opened as it is, whatever its settings);
     None when it already matches this release's settings and no run is unfinished."""
-    layout = IndexLayout.of(data_dir, collection)
+    settings = Settings(data_dir=data_dir, collection=collection, qdrant_url=None)
     target = IndexSettings.current()
-    store = EdgeStore(data_dir, collection, facet_index=False, check_settings=False)
+    store = open_store(settings, Use.AS_IS)
     try:
-        recorded = recorded_settings(layout)
+        recorded = store.written_with()
+        if recorded is None:  # a Qdrant server records no settings: nothing to compare
+            return None
         changed = changes(recorded, target)
-        checkpoint = Checkpoint(layout, target)
+        checkpoint = Checkpoint(index_dir(settings) / CHECKPOINT, target)
         saved = checkpoint.load()
         if not changed and saved is None and not force:
             return None
         if saved is None and changed and all(name.startswith("bm25.") for name in changed):
-            return _reencode_sparse(store, layout, target, changed)
+            return _reencode_sparse(store, target, changed)
         offset, before = saved if saved is not None else (None, 0)
         rechunk = target.chunk_words if recorded.chunk_words != target.chunk_words else None
         sparse = _sparse_encoder(store, resumed=saved is not None)
@@ -230,8 +230,7 @@ def reindex(
                 break
             checkpoint.save(offset, before + documents)
             failpoint("reindexed_page")
-        store.flush()
-        layout.write_record({"settings": target.to_record()})
+        store.record_written_with(target)
         checkpoint.clear()
         return Reindexed(documents, chunks, before, changed)
     finally:

@@ -1,9 +1,10 @@
-"""What crosses between the HTTP process and an engine process (`app.store.engine`), in one
-place: a versioned `Call` per request, its value or a `Failure` per answer, over a
+"""What crosses between the HTTP process and a shard server (`shard_server`), in one place: a
+versioned `Call` per request, its value or a `Failure` per answer, over a
 `multiprocessing.connection` on a Unix socket (pickled, authenticated with a per-run key).
 
-The store methods an engine answers are the `Store` protocol's; the control calls are the ones
-the supervisor (`app.store.embedded`) drives a rebuild and a handover with."""
+The store calls a shard server answers are the `Store` protocol's methods, each in one of three
+kinds (a test checks they are exactly the protocol's); the control calls are the ones the
+supervisor drives a rebuild and a handover with."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -12,13 +13,17 @@ from typing import Any, NoReturn
 from app.store import errors
 from app.store.translate import UntranslatableError
 
-PROTOCOL = 1
+PROTOCOL = 2
 
+# Reads take turns (`turnstile`); writes pass the write gate (held by a handover's seal); a copy
+# runs beside both: it holds the shard's own write lock for its length, and searches go on.
 READS = frozenset(
     {"query", "query_batch", "retrieve", "dense_vectors", "scroll", "scroll_page", "count", "facet"}
-    | {"vector_index", "ensure_room", "segments"}
+    | {"scroll_points", "vector_index", "ensure_room", "scratch_dir", "written_with"}
 )
-WRITES = frozenset({"upsert", "set_payload", "delete", "update_vectors"})
+WRITES = frozenset({"upsert", "set_payload", "delete", "update_vectors", "record_written_with"})
+COPIES = frozenset({"copy_to"})
+STORE_CALLS = READS | WRITES | COPIES
 
 
 class Control:
@@ -34,9 +39,6 @@ class Control:
     FINISH = "finish"  # (records) the copy applies the journal up to there and flushes
     RETIRE = "retire"  # every call from now on answers Moved
     SHUTDOWN = "shutdown"  # (keep_facets) close the shard and exit
-    # For a backup (app.backup), from the HTTP process: (target) copy the shard, its facet
-    # snapshot and index.json at one moment of its writes -> app.backup.manifest.Counts
-    BACKUP = "backup"
 
 
 CONTROLS = frozenset(value for name, value in vars(Control).items() if not name.startswith("_"))
@@ -70,6 +72,7 @@ _KNOWN: dict[str, type[errors.StoreError]] = {
         errors.IndexOutdated,
         errors.StorageFull,
         errors.IndexConflict,
+        errors.CopyFailed,
         UntranslatableError,
     )
 }

@@ -1,6 +1,6 @@
-"""How an engine process (`app.store.engine`) is started: its command line, its environment and
-its socket. Free of heavy imports on purpose: `serve` starts the served engine first thing, so
-that the engine's imports and the opening of its shard run beside the HTTP process's imports
+"""How a shard server's process (`python -m app.engine_child`) is started: its command line, its
+environment and its socket. Free of heavy imports on purpose: `serve` starts the serving one
+first thing, so that its imports and the opening of its shard run beside the HTTP process's imports
 (each about a second) instead of after them."""
 
 import os
@@ -10,7 +10,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-KEY_ENV = "ASTROLABE_ENGINE_KEY"  # hex; the engine reads and forgets it
+KEY_ENV = "ASTROLABE_ENGINE_KEY"  # hex; the child reads and forgets it
+CHILD_MODULE = "app.engine_child"  # the child's program (the top level: it sets up logging)
 # While writes arrive, a rebuild merges segments only past REBUILD_SEGMENTS, so its cost follows
 # what was written since the last one instead of the size of the index; once they pause, a merge
 # brings the index down to MERGED_SEGMENTS, as an offline optimize leaves it. 4, not 8: on the
@@ -41,9 +42,9 @@ class Launcher:
     def launch(
         self, socket: str, copy: Path | None = None, segments: int | None = None
     ) -> "subprocess.Popen[str]":
-        """An engine serving the generation in use, or (`copy`) rebuilding a copy, merging its
-        segments down to `segments` (the engine's default for a rebuild if None)."""
-        command = [sys.executable, "-m", "app.store.engine", "--socket", socket]
+        """A shard server serving the generation in use, or (`copy`) rebuilding a copy, merging
+        its segments down to `segments` (REBUILD_SEGMENTS if None)."""
+        command = [sys.executable, "-m", CHILD_MODULE, "--socket", socket]
         command += ["--data-dir", str(self.data_dir), "--collection", self.collection]
         command += ["--parent", str(os.getpid()), "--min-free-bytes", str(self.min_free_bytes)]
         if copy is not None:

@@ -1,0 +1,220 @@
+"""`astrolabe-search ingest | demo | optimize | reindex-sparse`: indexing straight into the store,
+in this process (the embedded engine locks its directory: run them while `serve` is stopped),
+and the HNSW graph built at the end when enough chunks are outside it."""
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from app.config import Settings
+
+if TYPE_CHECKING:
+    from app.ingest.documents import Document
+    from app.store.base import Store
+
+T = TypeVar("T")
+BATCH = 32  # documents accepted and embedded at a time
+
+
+def ingest(args: argparse.Namespace) -> int:
+    """Every supported file under the paths, read by the extraction workers (the same as the
+    HTTP upload's); a file that cannot be read is reported and skipped, a file indexed at its
+    current modification time is skipped."""
+    from app.ingest.files import Refused, documents_from_files, find_files, is_current_in
+    from app.ingest.service import extractor_for
+
+    files = find_files([Path(p) for p in args.paths])
+    if not files:
+        print("no readable files found", file=sys.stderr)
+        return 1
+    extractor = extractor_for(Settings())
+    refused: list[Refused] = []
+
+    def documents(store: "Store") -> "Iterator[Document | None]":
+        for item in documents_from_files(files, args.owner, extractor, is_current_in(store)):
+            if isinstance(item, Refused):
+                refused.append(item)
+                yield None
+            else:
+                yield item
+
+    try:
+        code = _index_locally(documents, len(files), "ingest", not args.no_optimize)
+    finally:
+        extractor.close()
+    for item in refused[:20]:
+        print(f"skipped {item.path}: {item.code}: {item.message}", file=sys.stderr)
+    if len(refused) > 20:
+        print(f"... and {len(refused) - 20} more files skipped", file=sys.stderr)
+    return code
+
+
+def demo(args: argparse.Namespace) -> int:
+    from app.ingest.demo import demo_documents
+    from app.ingest.models import MAX_BATCH, validate_batch
+
+    raw = demo_documents()
+    if not args.force and _already_indexed(raw):
+        print(f"demo corpus already loaded ({len(raw)} documents); --force reloads it")
+        return 0
+    documents = [doc for batch in _batches(iter(raw), MAX_BATCH) for doc in validate_batch(batch)]
+    return _index_locally(
+        lambda _: iter(documents), len(documents), "demo corpus", not args.no_optimize
+    )
+
+
+def optimize(args: argparse.Namespace) -> int:
+    """Merge segments and build the HNSW index of the embedded engine, offline: it blocks the
+    process (GIL held) for minutes at 100k chunks, so `serve` never does it."""
+    from app.store.open import Use, open_store
+
+    store = open_store(Settings(), Use.COMMAND)
+    try:
+        refit_sparse(store)
+        if store.vector_index() is None:
+            print("no HNSW index to build: a Qdrant server builds its indexes by itself")
+            return 0
+        _build_graph(store)
+    finally:
+        store.close()
+    return 0
+
+
+def reindex_sparse(args: argparse.Namespace) -> int:
+    """Re-encode the stored BM25 vectors with the index's live mean chunk length when it
+    drifted past the bound (`--force`: in any case); then, on the embedded engine, build the
+    HNSW index if the rewrite left enough chunks outside it."""
+    from app.store.open import Use, open_store
+
+    settings = Settings()
+    store = open_store(settings, Use.COMMAND)
+    try:
+        if refit_sparse(store, force=args.force):
+            optimize_if_worth_it(store, settings.hnsw_threshold, 0)
+    finally:
+        store.close()
+    return 0
+
+
+def _index_locally(
+    documents: "Callable[[Store], Iterator[Document | None]]",
+    total: int,
+    label: str,
+    optimize: bool,
+) -> int:
+    """Index straight into the store (no server): accept, embed, with a progress bar (one step a
+    document; None: one skipped); then build the HNSW index if enough chunks are outside it
+    (`optimize`)."""
+    from tqdm import tqdm
+
+    from app.embeddings.choose import open_dense_encoder
+    from app.embeddings.sparse import Bm25Encoder
+    from app.ingest.pipeline import Indexer
+    from app.store.open import Use, open_store
+
+    settings = Settings()
+    store = open_store(settings, Use.COMMAND)
+    try:
+        indexer = Indexer(store, open_dense_encoder(settings), Bm25Encoder())
+        indexed = chunks = 0
+        started = time.perf_counter()
+        with tqdm(total=total, desc=label, unit="doc") as bar:
+            for batch in _batches(documents(store), BATCH):
+                found = [document for document in batch if document is not None]
+                if found:
+                    chunks += sum(indexer.index(indexer.accept(found)).values())
+                indexed += len(found)
+                bar.update(len(batch))
+        seconds = time.perf_counter() - started
+        print(
+            f"indexed {indexed} documents, {chunks} chunks in {seconds:.1f} s"
+            f" ({chunks / max(seconds, 1e-9):.1f} chunks/s)"
+        )
+        refit_sparse(store)
+        if optimize:
+            optimize_if_worth_it(store, settings.hnsw_threshold, chunks)
+    finally:
+        store.close()
+    return 0
+
+
+def _batches(items: Iterator[T], size: int) -> Iterator[list[T]]:
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _already_indexed(documents: list[dict[str, object]]) -> bool:
+    from app.filters.selectors import documents_with_keys
+    from app.store.fields import doc_key
+    from app.store.open import Use, open_store
+
+    keys = [doc_key(str(d["doc_type"]), str(d["doc_id"])) for d in documents]
+    store = open_store(Settings(), Use.COMMAND)
+    try:
+        return store.count(documents_with_keys(keys)) == len(set(keys))
+    finally:
+        store.close()
+
+
+def refit_sparse(store: "Store", force: bool = False) -> int:
+    """`app.ingest.sparse_fit.refit` with a progress bar and one line saying what it did;
+    returns the chunks re-encoded."""
+    from tqdm import tqdm
+
+    from app.ingest.sparse_fit import DRIFT_BOUND, refit
+
+    with tqdm(desc="BM25 re-encode", unit="chunk", leave=False) as bar:
+        done = refit(store, force=force, progress=bar.update)
+    if done.after is None:
+        print("BM25: no chunks indexed, nothing to fit")
+    elif not done.reencoded:
+        print(
+            f"BM25: mean chunk length {done.after.avg_len:.1f} tokens, live mean"
+            f" {done.live_mean:.1f} (within {DRIFT_BOUND:.0%}): sparse vectors kept"
+        )
+    else:
+        was = f" (was {done.before.avg_len:.1f})" if done.before is not None else ""
+        print(
+            f"BM25: re-encoded {done.reencoded} chunks with mean chunk length"
+            f" {done.after.avg_len:.1f} tokens{was}"
+        )
+    return done.reencoded
+
+
+def optimize_if_worth_it(store: "Store", threshold: int, written: int) -> None:
+    """After a bulk load: build the HNSW index once enough chunks are outside it
+    (`app.store.open.graph_due`)."""
+    from app.store.open import graph_due
+
+    outside = graph_due(store, threshold, written)
+    if outside is None:
+        return
+    print(
+        f"{outside} chunks are outside the HNSW index (threshold {threshold}): building it"
+        " (skip with --no-optimize)",
+        flush=True,
+    )
+    _build_graph(store)
+
+
+def _build_graph(store: "Store") -> None:
+    from app.store.open import build_graph
+
+    started = time.perf_counter()
+    if not build_graph(store):
+        return
+    index = store.vector_index()
+    if index is not None:
+        print(
+            f"optimized in {time.perf_counter() - started:.1f} s: {index.hnsw} chunks in an HNSW"
+            f" index, {index.plain} outside it"
+        )

@@ -1,0 +1,90 @@
+"""Copies of the embedded shard: the one way a shard is copied (a rebuild's copy and a backup's
+alike), sparse, at one moment of its writes, and only when it fits beside the disk reserve.
+
+Qdrant Edge preallocates its write-ahead log segments and memory-mapped pages as sparse files (a
+small index takes ~1 MiB on disk and ~250 MiB in apparent size): a plain copy would write every
+hole out as zeros."""
+
+import errno
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Protocol
+
+from app.store.errors import StorageFull
+from app.store.layout import IndexLayout
+
+BLOCK = 1 << 20
+
+
+class OpenShard(Protocol):
+    """What a copy needs of the store that has the shard open (`EdgeStore`)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def min_free_bytes(self) -> int: ...
+
+    def writes_paused(self) -> AbstractContextManager[None]: ...
+
+    def flush(self) -> None: ...
+
+    def save_facets(self, path: Path) -> bool: ...
+
+
+def disk_usage(path: Path) -> int:
+    """Bytes `path` takes on disk (allocated blocks: sparse files count what they hold)."""
+    return sum(p.stat().st_blocks * 512 for p in path.rglob("*") if p.is_file())
+
+
+def copy_sparse(src: str | Path, dst: str | Path) -> None:
+    """Copy the data extents of `src` only; the holes stay holes (same size, same bytes)."""
+    with open(src, "rb") as source, open(dst, "wb") as target:
+        size = os.fstat(source.fileno()).st_size
+        offset = 0
+        while offset < size:
+            try:
+                start = os.lseek(source.fileno(), offset, os.SEEK_DATA)
+            except OSError as exc:
+                if exc.errno != errno.ENXIO:  # ENXIO: no data past `offset`
+                    raise
+                break
+            end = os.lseek(source.fileno(), start, os.SEEK_HOLE)
+            source.seek(start)
+            target.seek(start)
+            left = end - start
+            while left > 0:
+                block = source.read(min(BLOCK, left))
+                if not block:
+                    break
+                target.write(block)
+                left -= len(block)
+            offset = end
+        target.truncate(size)
+
+
+def check_room_for_copy(store: OpenShard, where: Path, what: str, otherwise: str) -> None:
+    """StorageFull (saying `what` needs how much and `otherwise`) unless a copy of the shard
+    fits at `where` with the store's disk reserve left free."""
+    needed = disk_usage(store.path) + store.min_free_bytes
+    free = shutil.disk_usage(where).free
+    if free < needed:
+        raise StorageFull(
+            f"{what} needs {needed // 2**20} MiB free at {where}, {free // 2**20} MiB are:"
+            f" {otherwise}"
+        )
+
+
+@contextmanager
+def shard_copied(store: OpenShard, target: Path) -> Iterator[None]:
+    """Copy the shard to `target` with its facet snapshot, at one moment of its writes: writes
+    wait (they are not refused) until the body of the `with` has run; searches go on."""
+    with store.writes_paused():
+        store.flush()
+        shutil.rmtree(target, ignore_errors=True)  # what a process killed mid-copy left
+        shutil.copytree(store.path, target, copy_function=copy_sparse)
+        store.save_facets(IndexLayout.facet_snapshot(target))
+        yield
