@@ -8,6 +8,7 @@ from pydantic.json_schema import WithJsonSchema
 
 from app.errors import InvalidRequest
 from app.filters.spec import (
+    MAX_FOLDERS,
     FilterSpec,
     check_date_range,
     clean_values,
@@ -44,33 +45,62 @@ every request model."""
 StringList = list[StrictStr] | None
 
 
+DATE_BOUND = (
+    ' on the last-modified time: an RFC 3339 / ISO 8601 date or datetime ("2026-05-01" ='
+    ' midnight UTC, "2026-05-01T09:30:00+02:00"; without an offset it is UTC) or Unix seconds'
+    ' (1777593600). Omit, null or "" = no bound.'
+)
+
+
 class FilterFields(ProperUnicode):
-    """The rich filters, shared by every search path. Unknown fields are refused: a misspelt
-    filter must never silently widen the results."""
+    """The rich filters, shared by every search path, declared once: the HTTP bodies and query
+    parameters parse into them and the MCP tools publish them (`FILTERS`, with these types and
+    descriptions). Every one narrows; they combine with AND. Unknown fields are refused: a
+    misspelt filter must never silently widen the results."""
 
     model_config = ConfigDict(extra="forbid")
 
     doc_types: StringList = Field(
-        default=None, description="Any of these document types.", examples=[["file", "note"]]
+        default=None,
+        description='Keep documents of any of these types, e.g. ["file"] or ["note",'
+        ' "deck_card"]. Types are lowercase identifiers: note, file, deck_card, news_item, ...'
+        " (the facets show the ones that exist).",
+        examples=[["file", "note"]],
     )
-    modified_after: DateBound = Field(default=None, description="Inclusive lower bound.")
-    modified_before: DateBound = Field(default=None, description="Inclusive upper bound.")
+    modified_after: DateBound = Field(
+        default=None, description="Inclusive lower bound" + DATE_BOUND
+    )
+    modified_before: DateBound = Field(
+        default=None, description="Inclusive upper bound" + DATE_BOUND
+    )
     path_prefixes: StringList = Field(
         default=None,
-        description="Up to 20 folders (OR). A folder matches files equal to it or below it,"
-        " segment by segment; case-sensitive; documents without file_path never match.",
+        description=f"Keep files inside any of these folders (up to {MAX_FOLDERS}). A folder is a"
+        ' strict path prefix, segment by segment: "/Projects" matches /Projects/a.md and'
+        " /Projects/x/b.md, never /Projects-old/c.md or /Archive/Projects/d.md. Absolute,"
+        " case-sensitive, '/'-separated; a trailing '/' is ignored; \"/\" matches every file."
+        " Documents without a file path (notes, cards, news) never match a folder.",
         examples=[["/Projects"]],
     )
     path_prefix: StrictStr | None = Field(
         default=None, description="Legacy single folder, folded into path_prefixes (first)."
     )
     tags: StringList = Field(
-        default=None, description="Any of these tags.", examples=[["urgent", "finance"]]
+        default=None,
+        description="Keep documents carrying at least one of these tags (exact, case-sensitive).",
+        examples=[["urgent", "finance"]],
     )
-    tags_all: StringList = Field(default=None, description="All of these tags.")
-    categories: StringList = Field(default=None, description="Any of these categories.")
+    tags_all: StringList = Field(
+        default=None, description="Keep documents carrying every one of these tags."
+    )
+    categories: StringList = Field(
+        default=None,
+        description='Keep documents in any of these categories (notes have one, e.g. "Work").',
+    )
     owners: StringList = Field(
-        default=None, description="Any of these owners (within what the user may see)."
+        default=None,
+        description="Keep documents owned by any of these user ids. Never widens access: only"
+        " documents the calling user may read are ever returned.",
     )
 
     def to_spec(self) -> FilterSpec:
@@ -85,6 +115,10 @@ class FilterFields(ProperUnicode):
             categories=clean_values(self.categories),
             owners=clean_values(self.owners),
         )
+
+
+# The filters as the MCP tools publish them (the legacy `path_prefix` stays an HTTP field).
+FILTERS = tuple(name for name in FilterFields.model_fields if name != "path_prefix")
 
 
 class AppliedFilters(BaseModel):

@@ -3,16 +3,18 @@ arguments with the HTTP API's request model and calls the service the HTTP route
 user of the request's bearer token; their descriptions are what a model reads to use them."""
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic.config import JsonDict
 
 from app.auth import Principal
 from app.errors import InvalidRequest, NotFound, ServiceError, describe_validation
-from app.filters.models import DateBound
+from app.filters.models import FILTERS, FilterFields
 from app.filters.spec import MAX_FOLDERS
 from app.ingest.models import DOC_TYPE_PATTERN
 from app.mcp.gate import principal_in
@@ -36,58 +38,6 @@ READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 MAX_CONTEXT_CHARS = 2_000  # per side and result: a page of 100 results must fit a model's context
-
-# Filters (shared by `search` and `list_facets`). Every one narrows; they combine with AND.
-DocTypes = Annotated[
-    list[StrictStr] | None,
-    Field(
-        description='Keep documents of any of these types, e.g. ["file"] or'
-        ' ["note", "deck_card"]. Types are lowercase identifiers: note, file, deck_card,'
-        " news_item, ... (list_facets shows the ones that exist)."
-    ),
-]
-DateArg = Annotated[
-    DateBound,
-    Field(
-        description="Inclusive bound on the last-modified time. An RFC 3339 / ISO 8601 date"
-        ' or datetime ("2026-05-01" = midnight UTC, "2026-05-01T09:30:00+02:00"; without an'
-        ' offset it is UTC) or Unix seconds (1777593600). Omit, null or "" = no bound.'
-    ),
-]
-Folders = Annotated[
-    list[StrictStr] | None,
-    # maxItems is only published: the limit counts folders after normalization (duplicates
-    # and blanks dropped), so the request model enforces it, with the HTTP API's message.
-    Field(
-        json_schema_extra={"maxItems": MAX_FOLDERS},
-        description=f"Keep files inside any of these folders (up to {MAX_FOLDERS}). A folder is a"
-        ' strict path prefix, segment by segment: "/Projects" matches /Projects/a.md and'
-        " /Projects/x/b.md, never /Projects-old/c.md or /Archive/Projects/d.md. Absolute,"
-        " case-sensitive, '/'-separated; a trailing '/' is ignored; \"/\" matches every file."
-        " Documents without a file path (notes, cards, news) never match a folder.",
-    ),
-]
-Tags = Annotated[
-    list[StrictStr] | None,
-    Field(
-        description="Keep documents carrying at least one of these tags (exact, case-sensitive)."
-    ),
-]
-TagsAll = Annotated[
-    list[StrictStr] | None,
-    Field(description="Keep documents carrying every one of these tags."),
-]
-Categories = Annotated[
-    list[StrictStr] | None,
-    Field(description='Keep documents in any of these categories (notes have one, e.g. "Work").'),
-]
-Owners = Annotated[
-    list[StrictStr] | None,
-    Field(
-        description="Keep documents owned by any of these user ids. Never widens access: only"
-        " documents the calling user may read are ever returned."
-    ),
-]
 
 SEARCH_DESCRIPTION = """Search the user's documents (notes, files, deck cards, news items, ...)
 by meaning and keywords, optionally narrowed by filters. Returns the best matching passages
@@ -148,6 +98,34 @@ def parse_search_body(arguments: dict[str, Any]) -> SearchBody:
 
 
 Work = Callable[[Principal, Services], Awaitable[tuple[BaseModel, str]]]
+Tool = TypeVar("Tool", bound=Callable[..., Any])
+
+
+def publishes_filters(tool: Tool) -> Tool:
+    """`tool` publishes the filters of `FilterFields` (their types and descriptions, declared
+    there once) as keyword parameters, and takes them as `**filters`: the MCP library builds a
+    tool's input schema from its signature."""
+    signature = inspect.signature(tool)
+    own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    added = {name: _published(name) for name in FILTERS}
+    tool.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=own
+        + [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=hint)
+            for name, hint in added.items()
+        ]
+    )
+    tool.__annotations__ = {k: v for k, v in tool.__annotations__.items() if k != "filters"} | added
+    return tool
+
+
+def _published(name: str) -> Any:
+    field = FilterFields.model_fields[name]
+    # The folder limit counts folders after normalization (duplicates and blanks dropped), so
+    # the request model enforces it with the HTTP API's message; here it is only published.
+    extra: JsonDict | None = {"maxItems": MAX_FOLDERS} if name == "path_prefixes" else None
+    described = Field(description=field.description, json_schema_extra=extra)
+    return Annotated[(field.annotation, *field.metadata, described)]
 
 
 def register_tools(server: MCPServer[Any], state: AppState) -> None:
@@ -163,6 +141,7 @@ def register_tools(server: MCPServer[Any], state: AppState) -> None:
         )
 
     @server.tool(title="Search documents", description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
+    @publishes_filters
     async def search(
         ctx: Context,
         query: Annotated[
@@ -214,14 +193,6 @@ def register_tools(server: MCPServer[Any], state: AppState) -> None:
                 " modified date; default when browsing): a date sort orders every match."
             ),
         ] = None,
-        doc_types: DocTypes = None,
-        modified_after: DateArg = None,
-        modified_before: DateArg = None,
-        path_prefixes: Folders = None,
-        tags: Tags = None,
-        tags_all: TagsAll = None,
-        categories: Categories = None,
-        owners: Owners = None,
         include_context: Annotated[
             StrictBool,
             Field(
@@ -237,8 +208,9 @@ def register_tools(server: MCPServer[Any], state: AppState) -> None:
                 description="With include_context: characters of context on each side.",
             ),
         ] = 300,
+        **filters: Any,
     ) -> Annotated[CallToolResult, ToolSearchResponse]:
-        arguments = {
+        arguments = filters | {
             "query": query,
             "limit": limit,
             "algorithm": algorithm,
@@ -246,14 +218,6 @@ def register_tools(server: MCPServer[Any], state: AppState) -> None:
             "granularity": granularity,
             "score_threshold": score_threshold,
             "sort": sort,
-            "doc_types": doc_types,
-            "modified_after": modified_after,
-            "modified_before": modified_before,
-            "path_prefixes": path_prefixes,
-            "tags": tags,
-            "tags_all": tags_all,
-            "categories": categories,
-            "owners": owners,
         }
 
         async def work(principal: Principal, services: Services) -> tuple[BaseModel, str]:
@@ -268,31 +232,13 @@ def register_tools(server: MCPServer[Any], state: AppState) -> None:
     @server.tool(
         title="Count documents by field", description=LIST_FACETS_DESCRIPTION, annotations=READ_ONLY
     )
+    @publishes_filters
     async def list_facets(
-        ctx: Context,
-        doc_types: DocTypes = None,
-        modified_after: DateArg = None,
-        modified_before: DateArg = None,
-        path_prefixes: Folders = None,
-        tags: Tags = None,
-        tags_all: TagsAll = None,
-        categories: Categories = None,
-        owners: Owners = None,
+        ctx: Context, **filters: Any
     ) -> Annotated[CallToolResult, FacetsResponse]:
-        arguments = {
-            "doc_types": doc_types,
-            "modified_after": modified_after,
-            "modified_before": modified_before,
-            "path_prefixes": path_prefixes,
-            "tags": tags,
-            "tags_all": tags_all,
-            "categories": categories,
-            "owners": owners,
-        }
-
         async def work(principal: Principal, services: Services) -> tuple[BaseModel, str]:
             # A browse of one result with facets: the HTTP search, its count and its chips.
-            body = parse_search_body(arguments | {"limit": 1, "include_facets": True})
+            body = parse_search_body(filters | {"limit": 1, "include_facets": True})
             found = await asyncio.to_thread(run_search, services, principal, body)
             counted = FacetsResponse(
                 total_documents=found.total_found,

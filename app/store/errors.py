@@ -79,6 +79,13 @@ class IndexConflict(StoreError):
 
     public = True
 
+    @classmethod
+    def of_field(cls, field: str, found: object, wanted: str) -> "IndexConflict":
+        return cls(
+            f"payload index '{field}' exists as {found}, this service needs {wanted}: drop it"
+            " or use a fresh collection"
+        )
+
 
 def never(_: Exception) -> bool:
     return False

@@ -137,10 +137,7 @@ class ServerStore:
                 self._call(create)
                 created.append(field)
             elif info.data_type != _SERVER_TYPES[wanted]:
-                raise IndexConflict(
-                    f"payload index '{field}' exists as {info.data_type}, this service needs"
-                    f" {wanted.value}: drop it or use a fresh collection"
-                )
+                raise IndexConflict.of_field(field, info.data_type, wanted.value)
         return created
 
     def ensure_room(self, bytes_needed: int) -> None:
@@ -263,20 +260,28 @@ class ServerStore:
         hits: list[Hit] = []
         offset: Any = None
         while len(hits) < limit:
-            points, offset = self._scroll_page(filter, min(256, limit - len(hits)), offset)
+            points, offset = self._scroll(offset, min(256, limit - len(hits)), filter)
             hits.extend(_hit(p) for p in points)
             if offset is None:
                 break
         return hits
 
-    def _scroll_page(self, filter: models.Filter, limit: int, offset: Any) -> tuple[Any, Any]:
+    def _scroll(
+        self,
+        offset: Any,
+        limit: int,
+        filter: models.Filter | None = None,
+        with_payload: bool | list[str] = True,
+        with_vectors: bool = False,
+    ) -> tuple[list[Any], Any]:
         return self._call(
             lambda: self._client.scroll(
                 self._collection,
                 scroll_filter=filter,
                 limit=limit,
                 offset=offset,
-                with_payload=True,
+                with_payload=with_payload,
+                with_vectors=with_vectors,
                 consistency=READ_CONSISTENCY,
             )
         )
@@ -289,32 +294,14 @@ class ServerStore:
         limit: int,
         payload_keys: Sequence[str] | None = None,
     ) -> tuple[list[Hit], str | None]:
-        points, next_offset = self._call(
-            lambda: self._client.scroll(
-                self._collection,
-                scroll_filter=filter,
-                limit=limit,
-                offset=offset,
-                with_payload=_payload_selector(payload_keys),
-                consistency=READ_CONSISTENCY,
-            )
-        )
+        points, next_offset = self._scroll(offset, limit, filter, _payload_selector(payload_keys))
         return [_hit(p) for p in points], None if next_offset is None else str(next_offset)
 
     @guarded(is_transient)
     def scroll_points(
         self, offset: str | None, limit: int
     ) -> tuple[list[models.PointStruct], str | None]:
-        records, next_offset = self._call(
-            lambda: self._client.scroll(
-                self._collection,
-                limit=limit,
-                offset=offset,
-                with_payload=True,
-                with_vectors=True,
-                consistency=READ_CONSISTENCY,
-            )
-        )
+        records, next_offset = self._scroll(offset, limit, with_vectors=True)
         points = [
             models.PointStruct(id=str(r.id), vector=cast(Any, r.vector or {}), payload=r.payload)
             for r in records

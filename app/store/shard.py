@@ -105,10 +105,7 @@ def ensure_payload_indexes(shard: qe.EdgeShard) -> list[str]:
             shard.update(qe.UpdateOperation.create_field_index(field, index_params(field)))
             created.append(field)
         elif info.data_type != EDGE_TYPES[wanted]:
-            raise IndexConflict(
-                f"payload index '{field}' exists as {info.data_type}, this service needs"
-                f" {wanted.value}: drop it or use a fresh collection"
-            )
+            raise IndexConflict.of_field(field, info.data_type, wanted.value)
     return created
 
 
