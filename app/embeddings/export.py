@@ -19,7 +19,7 @@ OPSET = 17
 INPUTS = ("input_ids", "attention_mask")
 
 
-class _Pipeline(torch.nn.Module):
+class _Pipeline(torch.nn.Module):  # type: ignore[misc]  # torch is skipped (pyproject)
     """Positional inputs for the exporter (the model's own forward takes a features dict)."""
 
     def __init__(self, model: Any) -> None:

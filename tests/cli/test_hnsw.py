@@ -1,5 +1,5 @@
 """The offline bulk paths build the HNSW index past SEARCH_HNSW_THRESHOLD chunks outside it
-(and only then); `serve` rebuilds it by itself (tests/store/test_embedded.py)."""
+(and only then); `serve` rebuilds it by itself (tests/store/engine/test_supervisor.py)."""
 
 from pathlib import Path
 
