@@ -31,36 +31,39 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 
 from app.ingest.documents import Document
 from app.ingest.models import DocumentIn
+from app.store.edge import EdgeStore
 from bench import service
 from bench.corpus import SEED, derived_chunks, real_chunks
 from bench.encoder import CachedEncoder, text_key
+from bench.hnsw import Side, Workload, disk_mib, probe
 from bench.prepare import (
+    COLLECTION,
+    HTTP_LOAD_MAX,
     TIERS,
     Tier,
     batched_points,
     derived_points,
+    live_data_dir,
+    model_encoder,
     prepare,
     prepare_files,
+    read_peer_files,
     real_points,
     tier_dir,
+    upsert_file,
     write_points,
 )
 
 LOAD_BATCH = 256
-HTTP_LOAD_MAX = 300_000  # larger tiers are loaded through the store layer
 TRICKLE_BATCH = 10
 STALL_MS = 100.0  # a probe slower than this is listed with its moment
 TIMELINE_EVERY = 5  # of the status readings (one a second), the ones kept in the results
 MERGE_WAIT_S = 1800.0  # from the last write of the load until the merge is reported done
 TRICKLE_SEED, TRICKLE_PREFIX = SEED + 2, "live"  # new documents, none of them in any tier
-
-
-def live_data_dir(out: Path) -> Path:
-    """The data directory the live benchmark serves in the tier directory `out`."""
-    return out / "data" if TIERS[out.name].chunks > HTTP_LOAD_MAX else out / "live" / "data"
 
 
 def tier_documents(tier: Tier, docs: dict[str, str]) -> list[Document]:
@@ -398,12 +401,6 @@ def offline_twin(out: Path, data_dir: Path, queries: list[str], encoder: CachedE
     """The index the live run left against its twin: the same points (the tier's, then the
     trickle's) written through the store layer and optimized offline (built once, kept in
     `live/twin`), both reopened here and timed query by query (bench.hnsw's probe)."""
-    import numpy as np
-
-    from app.store.edge import EdgeStore
-    from bench.hnsw import Side, Workload, disk_mib, probe
-    from bench.prepare import COLLECTION, read_peer_files, upsert_file
-
     twin = out / "live" / "twin"
     if not (twin / "built").exists():
         shutil.rmtree(twin, ignore_errors=True)
@@ -431,8 +428,6 @@ def offline_twin(out: Path, data_dir: Path, queries: list[str], encoder: CachedE
 def measure_live(
     root: Path, tier_name: str, args: Any, docs: dict[str, str], queries: list[str]
 ) -> dict[str, Any]:
-    from bench.prepare import model_encoder
-
     tier = TIERS[tier_name]
     encoder = model_encoder(root / "cache", hashing=args.smoke)
     result: dict[str, Any] = {"tier": tier_name, "mode": "live", "queries": len(queries)}

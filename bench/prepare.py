@@ -52,6 +52,7 @@ TIERS = {
     "1m": Tier("1m", 1_000_000),
 }
 DERIVED_BLOCK = 50_000  # derived points made, mixed and written at a time (the 1m tier's memory)
+HTTP_LOAD_MAX = 300_000  # the live benchmark loads larger tiers through the store layer
 
 
 @dataclass
@@ -81,6 +82,11 @@ def payload_layout() -> str:
 
 def tier_dir(root: Path, tier: str) -> Path:
     return root / "tiers" / tier
+
+
+def live_data_dir(out: Path) -> Path:
+    """The data directory the live benchmark serves in the tier directory `out`."""
+    return out / "data" if TIERS[out.name].chunks > HTTP_LOAD_MAX else out / "live" / "data"
 
 
 def model_encoder(cache: Path, hashing: bool) -> CachedEncoder:

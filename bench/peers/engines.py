@@ -388,7 +388,7 @@ class LanceDBLive(LanceDB):
     below), and `optimize()` every LANCEDB_OPTIMIZE_EVERY rows: compaction, and the rows added
     since folded into every index (LanceDB's documented incremental indexing). Rows added
     since the last optimize are searched by flat scan, as LanceDB documents. The first `bulk`
-    points (a tier past bench.live's HTTP_LOAD_MAX, which ours loads through the store layer)
+    points (a tier past bench.prepare's HTTP_LOAD_MAX, which ours loads through the store layer)
     are one table with every index built on it, and only the rest arrive batch by batch.
     `build_s` is the whole feed, indexing included; `live_s` the batches'."""
 
@@ -432,7 +432,7 @@ class PgvectorLive(Pgvector):
     """PostgreSQL + pgvector fed as documents arrive: the HNSW and GIN indexes created on the
     empty table and maintained by every insert, `tsv` a generated column, LIVE_BATCH rows a
     transaction (COPY); ANALYZE at the end, as autovacuum would. The first `bulk` points (a
-    tier past bench.live's HTTP_LOAD_MAX, which ours loads through the store layer) are copied
+    tier past bench.prepare's HTTP_LOAD_MAX, which ours loads through the store layer) are copied
     before the indexes are built, and only the rest arrive batch by batch. `build_s` is the
     whole feed; `live_s` the batches'."""
 

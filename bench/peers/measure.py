@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from bench.corpus import load_vaswani
-from bench.live import HTTP_LOAD_MAX
 from bench.peers.engines import (
     Engine,
     LanceDB,
@@ -25,7 +24,14 @@ from bench.peers.engines import (
     QdrantLocal,
     Where,
 )
-from bench.prepare import model_encoder, read_peer_files, tier_dir
+from bench.prepare import (
+    COLLECTION,
+    HTTP_LOAD_MAX,
+    live_data_dir,
+    model_encoder,
+    read_peer_files,
+    tier_dir,
+)
 from bench.service import scenarios
 
 HYBRID_SCENARIOS = [
@@ -45,8 +51,6 @@ def open_engine(
 ) -> Engine:
     if name == "ours":
         from app.store.edge import EdgeStore
-        from bench.live import live_data_dir
-        from bench.prepare import COLLECTION
 
         data = live_data_dir(out) if live else out / "data"
         if not data.exists():  # opening would make an empty index
