@@ -28,8 +28,8 @@ from app.backup.stream import download
 from app.config import Settings
 from app.store.copies import disk_usage
 from app.store.edge import EdgeStore
-from bench import service
-from bench.prepare import COLLECTION, tier_dir
+from bench.harness import service
+from bench.harness.prepare import COLLECTION, tier_dir
 
 ROOT = Path(__file__).resolve().parent
 

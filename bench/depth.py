@@ -20,9 +20,9 @@ from app.search import service as search_service
 from app.search.algorithms import Algorithm, FusionMethod, QueryEncoder
 from app.search.service import Granularity, SearchQuery, SearchService
 from app.store.edge import EdgeStore
-from bench.corpus import QUALITY_GROUP, load_vaswani
-from bench.prepare import COLLECTION, model_encoder, tier_dir
-from bench.service import ndcg_at_10
+from bench.harness.corpus import QUALITY_GROUP, load_vaswani
+from bench.harness.prepare import COLLECTION, model_encoder, tier_dir
+from bench.harness.service import ndcg_at_10
 
 ALGORITHMS = {
     "bm25": (Algorithm.BM25, FusionMethod.RRF),

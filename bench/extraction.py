@@ -33,9 +33,9 @@ from app.extract.model import Extracted
 from app.extract.reader import read_file
 from app.extract.sandbox import Extractor
 from app.ingest.chunking import chunk_pages
-from bench.demo_server import free_port
 from bench.embedding import chunks_per_second
-from bench.service import percentiles, wait_ready
+from bench.harness.loopback import free_port
+from bench.harness.service import percentiles, wait_ready
 from tests.extract import samples
 
 RESULTS = Path(__file__).resolve().parent / "results" / "extraction.json"
@@ -77,7 +77,7 @@ def formats(pages: int) -> dict[str, tuple[bytes, str]]:
 def chromium_pdf(pages: int) -> bytes | None:
     """A PDF as a real producer writes one (embedded subset fonts, Skia): Chromium printing an
     HTML page of `pages` sections, each on its own page. None without Debian's chromium."""
-    from bench.chromium import CHROMIUM
+    from bench.harness.chromium import CHROMIUM
 
     if not CHROMIUM.exists():
         return None

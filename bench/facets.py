@@ -24,8 +24,8 @@ from app.filters.selectors import documents
 from app.filters.spec import FilterSpec
 from app.search.service import FACET_LIMIT
 from app.store.edge import EdgeStore
-from bench.corpus import BENCH_GROUP, BENCH_USER, FIRST_DAY, SPAN
-from bench.prepare import COLLECTION
+from bench.harness.corpus import BENCH_GROUP, BENCH_USER, FIRST_DAY, SPAN
+from bench.harness.prepare import COLLECTION
 
 YEAR = 365 * 86_400
 

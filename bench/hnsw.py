@@ -35,12 +35,12 @@ from qdrant_client import models
 from app.store import translate
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR
-from bench.corpus import load_vaswani
+from bench.harness.corpus import load_vaswani
+from bench.harness.prepare import COLLECTION, TIERS, model_encoder, prepare_files, read_peer_files
+from bench.harness.prepare import upsert_points as load_points
+from bench.harness.service import scenarios
 from bench.peers.engines import Ours, Where
 from bench.peers.measure import exact_dense
-from bench.prepare import COLLECTION, TIERS, model_encoder, prepare_files, read_peer_files
-from bench.prepare import upsert_points as load_points
-from bench.service import scenarios
 
 SCENARIOS = ["hybrid, access rule only", "hybrid, ~5 % (category)", "hybrid, one folder (0.1 %)"]
 

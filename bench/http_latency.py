@@ -23,8 +23,8 @@ import httpx
 
 from app.filters.spec import parse_modified_timestamp
 from app.ingest.demo import DEMO_CORPUS
-from bench.demo_server import free_port
-from bench.service import wait_ready
+from bench.harness.loopback import free_port
+from bench.harness.service import wait_ready
 
 QUERIES = [
     "quarterly budget review",

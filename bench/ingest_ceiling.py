@@ -20,7 +20,7 @@ from app.embeddings.sparse import Bm25Encoder
 from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.store.edge import EdgeStore
-from bench.loopback import JsonHandler, loopback_server
+from bench.harness.loopback import JsonHandler, loopback_server
 
 BATCH = 16  # documents per indexing batch, as the queue takes them
 

@@ -31,9 +31,9 @@ from app.search.service import SearchQuery, SearchService
 from app.store.base import Hit, Query
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
-from bench.corpus import QUALITY_GROUP, load_vaswani
-from bench.loopback import JsonHandler, loopback_server
-from bench.prepare import COLLECTION, tier_dir
+from bench.harness.corpus import QUALITY_GROUP, load_vaswani
+from bench.harness.loopback import JsonHandler, loopback_server
+from bench.harness.prepare import COLLECTION, tier_dir
 from bench.quality_report import render_levers
 
 ROOT = Path(__file__).resolve().parent

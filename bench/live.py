@@ -1,16 +1,16 @@
 """The live index (issue 16), measured from outside as a client that feeds documents over HTTP:
 
-1. load: a fresh data directory, `serve` embedding through `bench.embed_stub` (the tier's chunk
-   vectors from the bench's tables, queries through the real model), the tier's documents sent
-   with `POST /api/v1/documents?wait=true` in batches of 256 while a prober searches every
-   100 ms; right after, with no restart: every scenario, throughput, status, memory; and again
-   once the service has merged, by itself, the segments its rebuilds left (after the writes
-   paused);
+1. load: a fresh data directory, `serve` embedding through `bench.harness.embed_stub` (the
+   tier's chunk vectors from the bench's tables, queries through the real model), the tier's
+   documents sent with `POST /api/v1/documents?wait=true` in batches of 256 while a prober
+   searches every 100 ms; right after, with no restart: every scenario, throughput, status,
+   memory; and again once the service has merged, by itself, the segments its rebuilds left
+   (after the writes paused);
 2. trickle: new documents at 50 a second while the prober searches every 50 ms;
 3. restart: `serve` again on the same data directory with the local model: cold start, the
    searches of the first seconds after /readyz, every scenario.
 
-Tiers past HTTP_LOAD_MAX (the 1m tier) are prepared through the store layer as bench.prepare
+Tiers past HTTP_LOAD_MAX (the 1m tier) are prepared through the store layer as bench.harness.prepare
 does and start at the trickle, once the service has read its index back. The peers' live side
 is in bench.peers (`--live`)."""
 
@@ -36,11 +36,10 @@ import numpy as np
 from app.ingest.documents import Document
 from app.ingest.models import DocumentIn
 from app.store.edge import EdgeStore
-from bench import service
-from bench.corpus import SEED, derived_chunks, real_chunks
-from bench.encoder import CachedEncoder, text_key
-from bench.hnsw import Side, Workload, disk_mib, probe
-from bench.prepare import (
+from bench.harness import service
+from bench.harness.corpus import SEED, derived_chunks, real_chunks
+from bench.harness.encoder import CachedEncoder, text_key
+from bench.harness.prepare import (
     COLLECTION,
     HTTP_LOAD_MAX,
     TIERS,
@@ -57,6 +56,7 @@ from bench.prepare import (
     upsert_file,
     write_points,
 )
+from bench.hnsw import Side, Workload, disk_mib, probe
 
 LOAD_BATCH = 256
 TRICKLE_BATCH = 10
@@ -114,7 +114,7 @@ class Stub:
 
 @contextmanager
 def embed_stub(tables: list[Path], hashing: bool) -> Iterator[Stub]:
-    command = [sys.executable, "-m", "bench.embed_stub"]
+    command = [sys.executable, "-m", "bench.harness.embed_stub"]
     command += [f"--table={t}" for t in tables] + (["--hashing"] if hashing else [])
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:

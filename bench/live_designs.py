@@ -32,11 +32,11 @@ from app.store.edge import EdgeStore
 from app.store.engine.supervisor import Supervisor
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from app.store.layout import IndexLayout
-from bench.corpus import load_vaswani
+from bench.harness.corpus import load_vaswani
+from bench.harness.prepare import COLLECTION, TIERS, model_encoder, prepare_files, read_peer_files
+from bench.harness.prepare import upsert_points as load_points
 from bench.hnsw import GilWatch
 from bench.peers.engines import Ours, Where
-from bench.prepare import COLLECTION, TIERS, model_encoder, prepare_files, read_peer_files
-from bench.prepare import upsert_points as load_points
 
 SEALED = 5  # sealed shards of equal size
 FRESH = 5_000  # points in the fresh shard

@@ -22,8 +22,8 @@ from typing import Any
 
 from playwright.sync_api import Browser, Page, Route, sync_playwright
 
-from bench.chromium import launch_chromium
-from bench.demo_server import DemoServer, running_demo
+from bench.harness.chromium import launch_chromium
+from bench.harness.demo_server import DemoServer, running_demo
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "page.json"

@@ -22,9 +22,9 @@ from typing import Any
 
 import httpx
 
-from bench.corpus import DATASET, load_vaswani, long_documents
-from bench.prepare import TIERS, Tier, model_encoder, prepare, tier_dir
-from bench.service import QUALITY_KEY, ndcg_at_10, running_service
+from bench.harness.corpus import DATASET, load_vaswani, long_documents
+from bench.harness.prepare import TIERS, Tier, model_encoder, prepare, tier_dir
+from bench.harness.service import QUALITY_KEY, ndcg_at_10, running_service
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "quality.json"

@@ -23,10 +23,10 @@ import numpy as np
 import qdrant_edge as qe
 
 from app.store.fields import DENSE_VECTOR
-from bench.corpus import DATASET, load_vaswani
-from bench.prepare import model_encoder, tier_dir
+from bench.harness.corpus import DATASET, load_vaswani
+from bench.harness.prepare import model_encoder, tier_dir
+from bench.harness.service import disk_mib
 from bench.run import machine
-from bench.service import disk_mib
 
 ROOT = Path(__file__).resolve().parent
 GROUPS = 10  # the filter keeps one group: 10 % of the points

@@ -24,9 +24,9 @@ import qdrant_edge as qe
 
 from app.config import Settings
 from app.store.edge import EdgeStore
-from bench import service
-from bench.corpus import DATASET, load_vaswani
-from bench.prepare import COLLECTION, TIERS, model_encoder, prepare_files, upsert_file
+from bench.harness import service
+from bench.harness.corpus import DATASET, load_vaswani
+from bench.harness.prepare import COLLECTION, TIERS, model_encoder, prepare_files, upsert_file
 from bench.run import ROOT, judged_queries, machine
 
 CLIENTS = 16

@@ -9,7 +9,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from bench.service import scenarios
+from bench.harness.service import scenarios
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"

@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import service
-from bench.corpus import DATASET, load_vaswani
-from bench.prepare import TIERS, model_encoder, prepare, tier_dir
+from bench.harness import service
+from bench.harness.corpus import DATASET, load_vaswani
+from bench.harness.prepare import TIERS, model_encoder, prepare, tier_dir
 
 ROOT = Path(__file__).resolve().parent
 

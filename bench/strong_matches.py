@@ -19,8 +19,8 @@ import httpx
 import numpy as np
 
 from app.embeddings.dense import MiniLMEncoder
-from bench.corpus import load_vaswani
-from bench.demo_server import running_demo
+from bench.harness.corpus import load_vaswani
+from bench.harness.demo_server import running_demo
 from bench.page import QUERIES
 from bench.quality import load_average
 

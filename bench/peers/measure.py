@@ -13,7 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from bench.corpus import load_vaswani
+from bench.harness.corpus import load_vaswani
+from bench.harness.prepare import (
+    COLLECTION,
+    HTTP_LOAD_MAX,
+    live_data_dir,
+    model_encoder,
+    read_peer_files,
+    tier_dir,
+)
+from bench.harness.service import scenarios
 from bench.peers.engines import (
     Engine,
     LanceDB,
@@ -24,15 +33,6 @@ from bench.peers.engines import (
     QdrantLocal,
     Where,
 )
-from bench.prepare import (
-    COLLECTION,
-    HTTP_LOAD_MAX,
-    live_data_dir,
-    model_encoder,
-    read_peer_files,
-    tier_dir,
-)
-from bench.service import scenarios
 
 HYBRID_SCENARIOS = [
     name

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.corpus import DATASET
+from bench.harness.corpus import DATASET
+from bench.harness.service import scenarios
 from bench.run import main
-from bench.service import scenarios
 
 
 @pytest.mark.skipif(not DATASET.exists(), reason="the Vaswani collection is not beside the repo")

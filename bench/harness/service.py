@@ -17,9 +17,9 @@ from typing import Any
 
 import httpx
 
-from bench.corpus import BENCH_GROUP, BENCH_USER, FIRST_DAY, QUALITY_GROUP, SPAN
-from bench.demo_server import free_port
-from bench.prepare import COLLECTION
+from bench.harness.corpus import BENCH_GROUP, BENCH_USER, FIRST_DAY, QUALITY_GROUP, SPAN
+from bench.harness.loopback import free_port
+from bench.harness.prepare import COLLECTION
 
 BENCH_KEY = "bench-user-key"
 QUALITY_KEY = "bench-quality-key"
@@ -28,7 +28,7 @@ YEAR = 365 * 86_400
 
 
 def scenarios() -> dict[str, dict[str, Any]]:
-    """Request bodies (without `query`) for each row; selectivity follows bench.corpus."""
+    """Request bodies (without `query`) for each row; selectivity follows bench.harness.corpus."""
     half = FIRST_DAY + SPAN // 2
     return {
         "hybrid, access rule only": {},

@@ -22,7 +22,7 @@ from app.ingest.pipeline import chunk_payload, chunk_point_id
 from app.ingest.sparse_fit import SparseFit, mean_length, read_fit, write_fit
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
-from bench.corpus import (
+from bench.harness.corpus import (
     DERIVATION,
     Chunk,
     derived_chunks,
@@ -30,7 +30,7 @@ from bench.corpus import (
     mix_vectors,
     real_chunks,
 )
-from bench.encoder import CachedEncoder
+from bench.harness.encoder import CachedEncoder
 
 COLLECTION = "astrolabe"
 UPSERT_BATCH = 512
@@ -66,7 +66,7 @@ class Prepared:
     layout: str  # the payload keys the Indexer writes: a new layout rebuilds the tier
     optimize_seconds: float = 0.0  # the ingest command's HNSW build after the load (0: none)
     hnsw_chunks: int = 0  # chunks in an HNSW index when the service starts
-    derivation: int = 0  # bench.corpus.DERIVATION the points were made with
+    derivation: int = 0  # bench.harness.corpus.DERIVATION the points were made with
 
 
 def payload_keys() -> str:
@@ -113,7 +113,8 @@ def real_points(
 def derived_points(
     real: list[Chunk], vectors: np.ndarray, count: int, **variant: Any
 ) -> Iterator[tuple[list[Chunk], np.ndarray]]:
-    """`count` derived chunks (bench.corpus.derived_chunks) and their mixed vectors, in blocks."""
+    """`count` derived chunks (bench.harness.corpus.derived_chunks) and their mixed vectors, in
+    blocks."""
     made = derived_chunks(real, count, **variant)
     while block := list(itertools.islice(made, DERIVED_BLOCK)):
         a = np.array([pa for _, pa, _ in block])

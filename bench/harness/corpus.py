@@ -19,8 +19,9 @@ import numpy as np
 from app.ingest.chunking import Chunk as Span
 from app.ingest.chunking import chunk_spans
 from app.ingest.documents import Document
+from bench.harness.results import REPO
 
-DATASET = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "vaswani_npl"
+DATASET = REPO.parent / "shared" / "datasets" / "vaswani_npl"
 SEED = 20261130
 DERIVATION = 2  # bumped whenever the functions below make other points: tiers are remade
 CHUNK_WORDS = 180  # the Indexer's default

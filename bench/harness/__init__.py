@@ -1,0 +1,5 @@
+"""The harness every benchmark stands on: the corpus and its tiers (`corpus`, `prepare`), the
+real service in its processes on a loopback port (`service`, `demo_server`) and the stand-ins
+beside it (`loopback`, `embed_stub`), the embedding model with its vectors cached (`encoder`),
+headless Chromium (`chromium`), and where the data and the results go (`results`). Nothing
+here is measured on its own, and nothing here imports a benchmark."""
