@@ -10,8 +10,9 @@ Results go to bench/results/<tier>.json; `python -m bench.report` renders docs/b
 
     .venv/bin/python -m bench.run --live --tiers 100k [--peers lancedb,pgvector]
 
-The live index instead (bench/live.py): the tier sent over HTTP to a fresh service and measured
-with no restart, a trickle of new documents, a restart; results in bench/results/live-<tier>.json.
+The live index instead (bench/index/live.py): the tier sent over HTTP to a fresh service and
+measured with no restart, a trickle of new documents, a restart; results in
+bench/results/live-<tier>.json.
 """
 
 import argparse
@@ -27,8 +28,7 @@ from typing import Any
 from bench.harness import service
 from bench.harness.corpus import DATASET, load_vaswani
 from bench.harness.prepare import TIERS, model_encoder, prepare, tier_dir
-
-ROOT = Path(__file__).resolve().parent
+from bench.harness.results import DATA, RESULTS
 
 
 def measure_tier(root: Path, tier: str, args: argparse.Namespace, dataset: Path) -> dict[str, Any]:
@@ -87,12 +87,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=10.0, help="per concurrency level")
     parser.add_argument("--clients", default="1,4,16")
     parser.add_argument("--peers", default="", help="lancedb,pgvector,qdrant-local")
-    parser.add_argument("--data", type=Path, default=ROOT / ".data")
-    parser.add_argument("--out", type=Path, default=ROOT / "results")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--ingest", action="store_true", help="also: ingest rate vs the model")
     parser.add_argument("--smoke", action="store_true", help="CI: tiny corpus, hashing vectors")
-    parser.add_argument("--live", action="store_true", help="the live index (bench/live.py)")
+    parser.add_argument("--live", action="store_true", help="the live index (bench/index/live.py)")
     parser.add_argument("--trickle-seconds", type=float, default=60.0)
     parser.add_argument("--trickle-rate", type=float, default=50.0, help="documents/s")
     parser.add_argument("--first-seconds", type=float, default=20.0, help="after a restart")
@@ -114,7 +114,7 @@ def judged_queries(dataset: Path, count: int) -> list[str]:
 
 
 def run_live(args: argparse.Namespace) -> None:
-    from bench.live import headline, measure_live
+    from bench.index.live import headline, measure_live
 
     docs, _, _ = load_vaswani(args.dataset)
     queries = judged_queries(args.dataset, args.queries)
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.ingest:
         from app.embeddings.dense import MiniLMEncoder
-        from bench import embedding
+        from bench.index import embedding
 
         documents, encoder = embedding.long_documents(60), MiniLMEncoder()
         texts = embedding.chunk_texts(documents)

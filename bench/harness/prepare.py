@@ -168,7 +168,7 @@ def point_count(out: Path) -> int:
 
 def _current_files(out: Path, tier: Tier) -> bool:
     """Whether the tier's plain files hold its points as the current corpus functions and payload
-    layout make them (as `prepare_files` leaves them for `bench.hnsw`)."""
+    layout make them (as `prepare_files` leaves them for `bench.index.hnsw`)."""
     if not all((out / name).exists() for name in ("points.jsonl", "dense.f32", DERIVED_MARKER)):
         return False
     if json.loads((out / DERIVED_MARKER).read_text()).get("derivation") != DERIVATION:
@@ -181,7 +181,7 @@ def _current_files(out: Path, tier: Tier) -> bool:
 
 def prepare_files(root: Path, tier: Tier, docs: dict[str, str], encoder: CachedEncoder) -> Path:
     """Only the tier's points as plain files (no data directory), unless they are there: what
-    `bench.hnsw` and the live benchmark load themselves."""
+    `bench.index.hnsw` and the live benchmark load themselves."""
     out = tier_dir(root, tier.name)
     if not _current_files(out, tier):
         write_tier_files(out, tier, docs, encoder)
@@ -321,7 +321,7 @@ PEER_KEYS = ("id", "embed_text", "readers", "modified_at", "category", "folders"
 def read_peer_files(out: Path, name: str = "points") -> tuple[list[dict[str, Any]], np.ndarray]:
     """The points the peers load and the filter oracle reads (only the keys they use: the 1m
     tier's whole payloads would not fit beside them), and their vectors. `name`: the tier's
-    points, or `trickle` (bench.live's new documents)."""
+    points, or `trickle` (bench.index.live's new documents)."""
     points = [
         {k: p[k] for k in PEER_KEYS}
         for part in batched_points(out / f"{name}.jsonl", 4096)

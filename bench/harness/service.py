@@ -23,7 +23,8 @@ from bench.harness.prepare import COLLECTION
 
 BENCH_KEY = "bench-user-key"
 QUALITY_KEY = "bench-quality-key"
-INDEX_KEY = "bench-index-key"  # scope index: writes documents (bench.live), backups (bench.backup)
+# scope index: writes documents (bench.index.live), backups (bench.index.backup)
+INDEX_KEY = "bench-index-key"
 YEAR = 365 * 86_400
 
 

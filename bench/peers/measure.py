@@ -22,6 +22,7 @@ from bench.harness.prepare import (
     read_peer_files,
     tier_dir,
 )
+from bench.harness.results import DATA
 from bench.harness.service import scenarios
 from bench.peers.engines import (
     Engine,
@@ -115,9 +116,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--engine", required=True)
     parser.add_argument("--tier", required=True)
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1] / ".data")
+    parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--queries", type=int, default=93)
-    parser.add_argument("--live", action="store_true", help="fed batch by batch (bench.live)")
+    parser.add_argument("--live", action="store_true", help="fed batch by batch (bench.index.live)")
     args = parser.parse_args()
     out = tier_dir(args.data, args.tier)
     points, vectors = read_peer_files(out)

@@ -99,7 +99,7 @@ def test_live_benchmark_runs_end_to_end(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not DATASET.exists(), reason="the Vaswani collection is not beside the repo")
 def test_quality_benchmark_runs_end_to_end(tmp_path: Path) -> None:
-    from bench.quality import main as quality
+    from bench.quality.retrieval import main as quality
 
     out = tmp_path / "quality.json"
     quality(["--smoke", "--data", str(tmp_path / "data"), "--out", str(out), "--no-report"])

@@ -1,7 +1,7 @@
 """Embedding speed: one query on ONNX Runtime (and on torch with --torch), the raw model's chunk
 throughput, and ingest (chunk, embed, BM25, write to a fresh embedded store) on the same chunks.
 
-    .venv/bin/python -m bench.embedding [--docs 120] [--torch]
+    .venv/bin/python -m bench.index.embedding [--docs 120] [--torch]
 
 The documents are the demo corpus's texts joined into long documents, so most chunks are full
 (180 words, ~240 word pieces): the worst case for the model.

@@ -7,7 +7,7 @@ Two copies of one embedded index are opened in one process: A counts through the
 in-memory facet index. Before every repetition the same write goes to both (a document written
 again), then A and B answer the same filters, in alternating order; both answers are compared.
 
-    python -m bench.facets --source /work/bench-data/ref/100k-optimized [--repeat 15]
+    python -m bench.index.facets --source /work/bench-data/ref/100k-optimized [--repeat 15]
 
 The source directory is copied (never opened in place); the copies are deleted afterwards."""
 

@@ -4,7 +4,7 @@ Starts `astrolabe-search serve` on a data directory holding the demo corpus (loa
 needed), times the start until /readyz answers 200, then runs each scenario's queries several
 times and reports medians, with ratios against the unfiltered hybrid baseline of the same run.
 
-    .venv/bin/python -m bench.http_latency [--data-dir DIR] [--rounds 5]
+    .venv/bin/python -m bench.surfaces.http_latency [--data-dir DIR] [--rounds 5]
 """
 
 import argparse

@@ -3,7 +3,7 @@ of nonsense queries against that of real ones, on Vaswani (the real model on the
 this process) and on the demo corpus (through the service's semantic search), with the recall
 and the size of the strong set at each candidate floor.
 
-    .venv/bin/python -m bench.strong_matches [--floors 0.3,0.35,0.4]
+    .venv/bin/python -m bench.quality.strong_matches [--floors 0.3,0.35,0.4]
 
 Results: bench/results/strong_matches.json."""
 
@@ -19,12 +19,13 @@ import httpx
 import numpy as np
 
 from app.embeddings.dense import MiniLMEncoder
+from bench.harness import results
 from bench.harness.corpus import load_vaswani
 from bench.harness.demo_server import running_demo
-from bench.page import QUERIES
-from bench.quality import load_average
+from bench.quality.retrieval import load_average
+from bench.surfaces.page import QUERIES
 
-RESULTS = Path(__file__).resolve().parent / "results" / "strong_matches.json"
+RESULTS = results.RESULTS / "strong_matches.json"
 FIXED_NONSENSE = [
     "zzqxqv nonexistentword",
     "qwxz plorf",

@@ -3,9 +3,10 @@ machine's noise falls on every variant alike: the default path as it was before 
 fused inside the engine, BM25 query terms weighted 1) against today's default path, and today's
 options (DBSF, convex, feedback, a reranker on loopback that answers at once).
 
-    .venv/bin/python -m bench.levers_ab [--data DIR] [--rounds 5]
+    .venv/bin/python -m bench.quality.levers_ab [--data DIR] [--rounds 5]
 
-Runs on a copy of the 11k tier's data directory (bench.quality or bench.run prepare it)."""
+Runs on a copy of the 11k tier's data directory (bench.quality.retrieval or bench.run prepare
+it)."""
 
 import argparse
 import json
@@ -34,9 +35,9 @@ from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from bench.harness.corpus import QUALITY_GROUP, load_vaswani
 from bench.harness.loopback import JsonHandler, loopback_server
 from bench.harness.prepare import COLLECTION, tier_dir
-from bench.quality_report import render_levers
+from bench.harness.results import DATA, RESULTS
+from bench.quality.report import render_levers
 
-ROOT = Path(__file__).resolve().parent
 READER = Principal("quality", (QUALITY_GROUP,), frozenset({"search"}))
 
 
@@ -100,8 +101,8 @@ class InstantReranker(JsonHandler):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.levers_ab")
-    parser.add_argument("--data", type=Path, default=ROOT / ".data")
+    parser = argparse.ArgumentParser(prog="python -m bench.quality.levers_ab")
+    parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     _, queries, qrels = load_vaswani()
@@ -156,7 +157,7 @@ def report(walls: dict[str, list[float]], before: Any, after: Any) -> None:
     }
     load = {"before": [round(x, 2) for x in before], "after": [round(x, 2) for x in after]}
     result = {"rows": rows, "load_average": load}
-    (ROOT / "results" / "levers.json").write_text(json.dumps(result, indent=1))
+    (RESULTS / "levers.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(rows, indent=1), json.dumps(load))
     render_levers(result)
 

@@ -8,7 +8,7 @@
 - **engine processes** (what `serve` runs): the same hybrid search through `ProcessStore` (an
   engine process, a Unix socket) against the same store in process, interleaved.
 
-    .venv/bin/python -m bench.live_designs --data bench/.data
+    .venv/bin/python -m bench.index.live_designs --data bench/.data
 
 Writes bench/results/live_designs.json."""
 
@@ -35,7 +35,8 @@ from app.store.layout import IndexLayout
 from bench.harness.corpus import load_vaswani
 from bench.harness.prepare import COLLECTION, TIERS, model_encoder, prepare_files, read_peer_files
 from bench.harness.prepare import upsert_points as load_points
-from bench.hnsw import GilWatch
+from bench.harness.results import DATA, RESULTS
+from bench.index.hnsw import GilWatch
 from bench.peers.engines import Ours, Where
 
 SEALED = 5  # sealed shards of equal size
@@ -160,10 +161,10 @@ def processes_design(whole: Path, scratch: Path, work: list[tuple[Any, str]],
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.live_designs")
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parent / ".data")
+    parser = argparse.ArgumentParser(prog="python -m bench.index.live_designs")
+    parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--queries", type=int, default=60)
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     docs, queries, qrels = load_vaswani()
     encoder = model_encoder(args.data / "cache", hashing=False)

@@ -4,7 +4,7 @@ of 10 queries; with `--baseline COMMIT`, the page of that commit in a second tab
 browser against the same service, interleaved query by query (an A/B that holds on a busy
 machine); and the README's screenshots.
 
-    python -m bench.page [--rounds 5] [--baseline 8d6e2a6] [--screenshots docs/screenshots]
+    python -m bench.surfaces.page [--rounds 5] [--baseline 8d6e2a6] [--screenshots docs/screenshots]
 
 (`--rounds 0`: the screenshots only.)
 
@@ -22,11 +22,11 @@ from typing import Any
 
 from playwright.sync_api import Browser, Page, Route, sync_playwright
 
+from bench.harness import results
 from bench.harness.chromium import launch_chromium
 from bench.harness.demo_server import DemoServer, running_demo
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results" / "page.json"
+RESULTS = results.RESULTS / "page.json"
 QUERIES = [
     "quarterly budget",
     "garden",
@@ -85,14 +85,14 @@ def static_at(commit: str) -> dict[str, bytes]:
     """The page's files (`/viz` and `/static/...`) as they were at `commit`."""
     listed = subprocess.run(
         ["git", "ls-tree", "-r", "--name-only", commit, "app/static"],
-        cwd=ROOT,
+        cwd=results.REPO,
         check=True,
         capture_output=True,
         text=True,
     ).stdout.split()
     files = {
         "/static/" + name.removeprefix("app/static/"): subprocess.run(
-            ["git", "show", f"{commit}:{name}"], cwd=ROOT, check=True, capture_output=True
+            ["git", "show", f"{commit}:{name}"], cwd=results.REPO, check=True, capture_output=True
         ).stdout
         for name in listed
     }

@@ -1,8 +1,8 @@
 """File extraction: how fast each format is read (pages a second, beside the embedding model's
 own rate in pages), and what extraction does to searches (p50/p99 while 20 large PDFs are read).
 
-    .venv/bin/python -m bench.extraction rates [--pages 200] [--runs 3]
-    .venv/bin/python -m bench.extraction searches [--rounds 2]
+    .venv/bin/python -m bench.files.extraction rates [--pages 200] [--runs 3]
+    .venv/bin/python -m bench.files.extraction searches [--rounds 2]
 
 `rates` reads generated files in this process (the extractors alone). `searches` runs the real
 `serve` over the demo corpus and alternates idle rounds with rounds in which 20 PDFs of ~1,800
@@ -33,13 +33,14 @@ from app.extract.model import Extracted
 from app.extract.reader import read_file
 from app.extract.sandbox import Extractor
 from app.ingest.chunking import chunk_pages
-from bench.embedding import chunks_per_second
+from bench.harness import results
 from bench.harness.loopback import free_port
 from bench.harness.service import percentiles, wait_ready
+from bench.index.embedding import chunks_per_second
 from tests.extract import samples
 
-RESULTS = Path(__file__).resolve().parent / "results" / "extraction.json"
-DATA = Path(__file__).resolve().parent / ".data" / "extraction"
+RESULTS = results.RESULTS / "extraction.json"
+DATA = results.DATA / "extraction"
 CHARS_PER_PAGE = 3_000  # an unpaged format's "page", to compare it with the paged ones
 QUERIES = ["quarterly budget", "garden lantern", "travel plans", "team meeting notes"]
 KEY = "extraction-bench"
@@ -178,7 +179,7 @@ def in_process(rounds: int, seconds: float) -> dict[str, Any]:
     from app.search.algorithms import QueryEncoder
     from app.search.service import SearchQuery, SearchService
     from app.store.edge import EdgeStore
-    from bench.embedding import long_documents
+    from bench.index.embedding import long_documents
 
     path = DATA / "big.pdf"
     path.write_bytes(samples.pdf([prose(n, 400) for n in range(300)]))

@@ -14,7 +14,7 @@ A probe times, per scenario (access rule only, ~5 %, one folder): the service's 
 (engine side, in-process), dense limit 10 and limit 100 (engine only, no payload), with dense
 recall@10 and recall@100 against an exact scan (numpy) of the same filter.
 
-    .venv/bin/python -m bench.hnsw --tier 100k --data /work/bench-data"""
+    .venv/bin/python -m bench.index.hnsw --tier 100k --data /work/bench-data"""
 
 import argparse
 import json
@@ -38,6 +38,7 @@ from app.store.fields import DENSE_VECTOR
 from bench.harness.corpus import load_vaswani
 from bench.harness.prepare import COLLECTION, TIERS, model_encoder, prepare_files, read_peer_files
 from bench.harness.prepare import upsert_points as load_points
+from bench.harness.results import DATA, RESULTS
 from bench.harness.service import scenarios
 from bench.peers.engines import Ours, Where
 from bench.peers.measure import exact_dense
@@ -212,8 +213,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tier", default="100k")
     parser.add_argument("--queries", type=int, default=93)
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parent / ".data")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     steps = run(args.tier, args.data, args.queries)
     args.out.mkdir(parents=True, exist_ok=True)

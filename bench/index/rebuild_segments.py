@@ -9,7 +9,7 @@ clients for 15 s twice, with the CPU each process spent per search (the engine p
 one call at a time, so its CPU per search bounds the throughput). The optimize seconds are the
 rebuild work the count costs (in process: the service's rebuilds add the copy and the replay).
 
-    .venv/bin/python -m bench.rebuild_segments --counts 8,6,5,4,2"""
+    .venv/bin/python -m bench.index.rebuild_segments --counts 8,6,5,4,2"""
 
 import argparse
 import json
@@ -27,7 +27,8 @@ from app.store.edge import EdgeStore
 from bench.harness import service
 from bench.harness.corpus import DATASET, load_vaswani
 from bench.harness.prepare import COLLECTION, TIERS, model_encoder, prepare_files, upsert_file
-from bench.run import ROOT, judged_queries, machine
+from bench.harness.results import DATA, RESULTS
+from bench.run import judged_queries, machine
 
 CLIENTS = 16
 WINDOW_S = 15.0
@@ -95,11 +96,11 @@ def measure(data_dir: Path, queries: list[str]) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.rebuild_segments")
+    parser = argparse.ArgumentParser(prog="python -m bench.index.rebuild_segments")
     parser.add_argument("--counts", default="8,6,5,4,2")
     parser.add_argument("--tier", default="100k")
-    parser.add_argument("--data", type=Path, default=ROOT / ".data")
-    parser.add_argument("--out", type=Path, default=ROOT / "results" / "rebuild-segments.json")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--out", type=Path, default=RESULTS / "rebuild-segments.json")
     args = parser.parse_args()
     docs, _, _ = load_vaswani(DATASET)
     queries = judged_queries(DATASET, 93)

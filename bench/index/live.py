@@ -56,7 +56,7 @@ from bench.harness.prepare import (
     upsert_file,
     write_points,
 )
-from bench.hnsw import Side, Workload, disk_mib, probe
+from bench.index.hnsw import Side, Workload, disk_mib, probe
 
 LOAD_BATCH = 256
 TRICKLE_BATCH = 10
@@ -400,7 +400,7 @@ def restart(data_dir: Path, queries: list[str], args: Any) -> dict[str, Any]:
 def offline_twin(out: Path, data_dir: Path, queries: list[str], encoder: CachedEncoder) -> Any:
     """The index the live run left against its twin: the same points (the tier's, then the
     trickle's) written through the store layer and optimized offline (built once, kept in
-    `live/twin`), both reopened here and timed query by query (bench.hnsw's probe)."""
+    `live/twin`), both reopened here and timed query by query (bench.index.hnsw's probe)."""
     twin = out / "live" / "twin"
     if not (twin / "built").exists():
         shutil.rmtree(twin, ignore_errors=True)

@@ -7,7 +7,7 @@ shard also with 2x oversampling) and an exact search of a 10 % filter (the path 
 filters), timed, with recall@10 against numpy's exact answer. Also the optimize time and the
 disk.
 
-    .venv/bin/python -m bench.quantization [--tier 100k] [--data bench/.data]
+    .venv/bin/python -m bench.index.quantization [--tier 100k] [--data bench/.data]
 
 Writes bench/results/quantization.json."""
 
@@ -25,10 +25,10 @@ import qdrant_edge as qe
 from app.store.fields import DENSE_VECTOR
 from bench.harness.corpus import DATASET, load_vaswani
 from bench.harness.prepare import model_encoder, tier_dir
+from bench.harness.results import DATA, RESULTS
 from bench.harness.service import disk_mib
 from bench.run import machine
 
-ROOT = Path(__file__).resolve().parent
 GROUPS = 10  # the filter keeps one group: 10 % of the points
 BATCH = 1_000
 
@@ -92,9 +92,9 @@ def truth(vectors: np.ndarray, queries: np.ndarray, filtered: bool) -> list[set[
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.quantization")
+    parser = argparse.ArgumentParser(prog="python -m bench.index.quantization")
     parser.add_argument("--tier", default="100k")
-    parser.add_argument("--data", type=Path, default=ROOT / ".data")
+    parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--rounds", type=int, default=3, help="passes over the queries")
     args = parser.parse_args()
     vectors = np.fromfile(tier_dir(args.data, args.tier) / "dense.f32", dtype=np.float32)
@@ -136,7 +136,7 @@ def main() -> None:
         for shard in shards.values():
             shard.close()
     result["machine"] = machine()
-    out = ROOT / "results" / "quantization.json"
+    out = RESULTS / "quantization.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
 

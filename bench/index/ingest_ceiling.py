@@ -4,7 +4,7 @@ loopback OpenAI-compatible server answers instantly with hashing vectors. That i
 embedding server on a GPU box can lift ingest to on this machine; the model's own throughput on
 the GPU box is not measured here.
 
-    .venv/bin/python -m bench.ingest_ceiling [--documents 2000]
+    .venv/bin/python -m bench.index.ingest_ceiling [--documents 2000]
 """
 
 import argparse

@@ -6,7 +6,7 @@ For each depth: nDCG@10 of the first page (limit 10, chunk granularity, what a u
 recall@100 (limit 100), how many of 5 consecutive pages disagree with one 50-result request
 (a result repeated or skipped when paging), and the median search time without the embedding.
 
-    .venv/bin/python -m bench.depth [--depths 10,20,30,50,100]"""
+    .venv/bin/python -m bench.quality.depth [--depths 10,20,30,50,100]"""
 
 import argparse
 import json
@@ -22,6 +22,7 @@ from app.search.service import Granularity, SearchQuery, SearchService
 from app.store.edge import EdgeStore
 from bench.harness.corpus import QUALITY_GROUP, load_vaswani
 from bench.harness.prepare import COLLECTION, model_encoder, tier_dir
+from bench.harness.results import DATA, RESULTS
 from bench.harness.service import ndcg_at_10
 
 ALGORITHMS = {
@@ -79,8 +80,8 @@ def sweep(
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--depths", default="10,20,30,50,100")
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parent / ".data")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     _, queries, qrels = load_vaswani()
     judged = {q: queries[q] for q in sorted(queries) if q in qrels}

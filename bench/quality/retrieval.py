@@ -2,7 +2,7 @@
 collection of longer documents made of its abstracts), nDCG@10 and recall@100 with each
 document counted once, the tuned settings cross-validated, and latency beside each.
 
-    .venv/bin/python -m bench.quality [--collections vaswani,long] [--smoke]
+    .venv/bin/python -m bench.quality.retrieval [--collections vaswani,long] [--smoke]
 
 Per collection the real service runs once per RRF k (SEARCH_RRF_K); every variant is asked
 every query at every dense_weight of its grid. Tuning is 5-fold cross-validation: the setting
@@ -22,15 +22,12 @@ from typing import Any
 
 import httpx
 
+from bench.harness import results
 from bench.harness.corpus import DATASET, load_vaswani, long_documents
 from bench.harness.prepare import TIERS, Tier, model_encoder, prepare, tier_dir
 from bench.harness.service import QUALITY_KEY, ndcg_at_10, running_service
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results" / "quality.json"
-DOC = ROOT / "docs" / "benchmarks.md"
-PLOT = ROOT / "docs" / "img" / "quality-latency.png"
-START, END = "<!-- quality:start -->", "<!-- quality:end -->"
+RESULTS = results.RESULTS / "quality.json"
 K_GRID = (20, 40, 60, 100)
 DEFAULT_K = 60  # SEARCH_RRF_K's default
 WEIGHTS = tuple(round(w / 10, 1) for w in range(11))
@@ -185,10 +182,10 @@ def load_average() -> str:
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench.quality")
+    parser = argparse.ArgumentParser(prog="python -m bench.quality.retrieval")
     parser.add_argument("--collections", default="vaswani,long")
     parser.add_argument("--queries", type=int, default=93)
-    parser.add_argument("--data", type=Path, default=ROOT / "bench" / ".data")
+    parser.add_argument("--data", type=Path, default=results.DATA)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--no-report", action="store_true", help="leave docs/ as they are")
@@ -216,7 +213,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out.write_text(json.dumps(result, indent=1))
     print(f"wrote {args.out}")
     if not args.no_report:
-        from bench.quality_report import render
+        from bench.quality.report import render
 
         render(result)
 

@@ -1,7 +1,7 @@
 """Backup and restore times at a prepared tier (the figures in docs/deployment.md, "Backup and
 restore"):
 
-    .venv/bin/python -m bench.backup --tier 100k --runs 3
+    .venv/bin/python -m bench.index.backup --tier 100k --runs 3
 
 - stopped: what `astrolabe-search backup DEST` does on a stopped index: the copy (the moment
   writes would wait for under `serve`), then the checksums and the manifest;
@@ -30,8 +30,7 @@ from app.store.copies import disk_usage
 from app.store.edge import EdgeStore
 from bench.harness import service
 from bench.harness.prepare import COLLECTION, tier_dir
-
-ROOT = Path(__file__).resolve().parent
+from bench.harness.results import DATA, RESULTS
 
 
 def _timed(run: Any) -> tuple[float, Any]:
@@ -69,11 +68,11 @@ def load() -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.backup")
+    parser = argparse.ArgumentParser(prog="python -m bench.index.backup")
     parser.add_argument("--tier", default="100k")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--data", type=Path, default=ROOT / ".data")
-    parser.add_argument("--out", type=Path, default=ROOT / "results")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     data_dir = tier_dir(args.data, args.tier) / "data"
     runs: list[dict[str, Any]] = []
