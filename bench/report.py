@@ -8,7 +8,7 @@ import json
 import statistics
 from typing import Any
 
-from bench.harness.results import DOCS, RESULTS
+from bench.harness.results import DOCS, RESULTS, replace_between
 from bench.harness.service import scenarios
 
 DOC = DOCS / "benchmarks.md"
@@ -627,12 +627,6 @@ def render_live() -> str:
     return "\n".join(parts)
 
 
-def _replace_between(text: str, start: str, end: str, body: str) -> str:
-    before, _, rest = text.partition(start)
-    _, _, after = rest.partition(end)
-    return f"{before}{start}\n{body}\n{end}{after}"
-
-
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
@@ -641,9 +635,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     text = DOC.read_text()
     if not args.live:
-        text = _replace_between(text, START, END, render())
+        text = replace_between(text, START, END, render())
     if LIVE_START in text:
-        text = _replace_between(text, LIVE_START, LIVE_END, render_live())
+        text = replace_between(text, LIVE_START, LIVE_END, render_live())
     DOC.write_text(text)
     print(f"wrote {DOC}")
 

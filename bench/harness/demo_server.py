@@ -14,6 +14,20 @@ from pathlib import Path
 
 from bench.harness.loopback import free_port
 
+# Ten searches on the demo corpus as a user types them: the page timing's (bench.surfaces.page),
+# and the real queries the strong-match floor was weighed on (bench.quality.strong_matches).
+PAGE_QUERIES = [
+    "quarterly budget",
+    "garden",
+    "telescope observing night",
+    "kubernetes outage",
+    "onboarding checklist",
+    "travel plans",
+    "security audit findings",
+    "recipe with eggs",
+    "database migration",
+    "customer escalation",
+]
 SIGNED_IN_LINK = re.compile(r"Search page, signed in: (http://\S+#token=(\S+))")
 
 

@@ -24,10 +24,8 @@ from app.filters.selectors import documents
 from app.filters.spec import FilterSpec
 from app.search.service import FACET_LIMIT
 from app.store.edge import EdgeStore
-from bench.harness.corpus import BENCH_GROUP, BENCH_USER, FIRST_DAY, SPAN
+from bench.harness.corpus import BENCH_GROUP, BENCH_USER, FIRST_DAY, SPAN, YEAR
 from bench.harness.prepare import COLLECTION
-
-YEAR = 365 * 86_400
 
 
 def scenarios() -> dict[str, FilterSpec]:

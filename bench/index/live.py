@@ -17,7 +17,6 @@ is in bench.peers (`--live`)."""
 import gc
 import itertools
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -39,6 +38,7 @@ from app.store.edge import EdgeStore
 from bench.harness import service
 from bench.harness.corpus import SEED, derived_chunks, real_chunks
 from bench.harness.encoder import CachedEncoder, text_key
+from bench.harness.figures import disk_mib, percentiles
 from bench.harness.prepare import (
     COLLECTION,
     HTTP_LOAD_MAX,
@@ -56,7 +56,8 @@ from bench.harness.prepare import (
     upsert_file,
     write_points,
 )
-from bench.index.hnsw import Side, Workload, disk_mib, probe
+from bench.harness.results import load_average
+from bench.index.hnsw import Side, Workload, probe
 
 LOAD_BATCH = 256
 TRICKLE_BATCH = 10
@@ -133,7 +134,7 @@ def embed_stub(tables: list[Path], hashing: bool) -> Iterator[Stub]:
 def summary(samples: list[float]) -> dict[str, float]:
     if not samples:
         return {"count": 0}
-    return service.percentiles(samples) | {"max": round(max(samples), 1), "count": len(samples)}
+    return percentiles(samples) | {"max": round(max(samples), 1), "count": len(samples)}
 
 
 @dataclass
@@ -294,11 +295,6 @@ def service_log(log: Path, most: int = 60) -> list[str]:
     long writes were held), warnings and errors."""
     lines = log.read_text(errors="replace").splitlines() if log.exists() else []
     return [line[:300] for line in lines if any(word in line for word in NOTEWORTHY)][:most]
-
-
-def load_average() -> list[float]:
-    """The machine's 1, 5 and 15 minute load averages (2 cores shared with other work)."""
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def status(base: str) -> dict[str, Any]:
@@ -478,7 +474,7 @@ def measure_live(
         stopping = time.perf_counter()
     result["stop_s"] = round(time.perf_counter() - stopping, 2)
     result["restart"] = restart(data_dir, queries, args) | {"load_average": load_average()}
-    result["disk_mib"] = service.disk_mib(data_dir)
+    result["disk_mib"] = disk_mib(data_dir)
     result["service_log"] = service_log(data_dir.parent / "serve.log")
     if args.offline_twin:
         result["offline_twin"] = offline_twin(out, data_dir, queries, encoder)

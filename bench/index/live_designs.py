@@ -32,10 +32,10 @@ from app.store.edge import EdgeStore
 from app.store.engine.supervisor import Supervisor
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from app.store.layout import IndexLayout
-from bench.harness.corpus import load_vaswani
+from bench.harness.corpus import judged, load_vaswani
 from bench.harness.prepare import COLLECTION, TIERS, model_encoder, prepare_files, read_peer_files
 from bench.harness.prepare import upsert_points as load_points
-from bench.harness.results import DATA, RESULTS
+from bench.harness.results import DATA, RESULTS, write_results
 from bench.index.hnsw import GilWatch
 from bench.peers.engines import Ours, Where
 
@@ -170,7 +170,7 @@ def main() -> None:
     encoder = model_encoder(args.data / "cache", hashing=False)
     tier = prepare_files(args.data, TIERS["100k"], docs, encoder)
     points, vectors = read_peer_files(tier)
-    texts = [queries[q] for q in sorted(queries) if q in qrels][: args.queries]
+    texts = list(judged(queries, qrels).values())[: args.queries]
     work = list(zip(encoder.encode_array(texts), texts, strict=True))
     encoder.save()
     scratch = tier / "designs"  # kept for the next run
@@ -190,8 +190,7 @@ def main() -> None:
     finally:
         optimized.close()
     result["processes"] = processes_design(whole, scratch / "processes", work, flt)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "live_designs.json").write_text(json.dumps(result, indent=1))
+    write_results(args.out / "live_designs.json", result)
     print(json.dumps(result, indent=1))
 
 

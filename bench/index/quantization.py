@@ -23,11 +23,10 @@ import numpy as np
 import qdrant_edge as qe
 
 from app.store.fields import DENSE_VECTOR
-from bench.harness.corpus import DATASET, load_vaswani
+from bench.harness.corpus import DATASET, judged_queries
+from bench.harness.figures import disk_mib
 from bench.harness.prepare import model_encoder, tier_dir
-from bench.harness.results import DATA, RESULTS
-from bench.harness.service import disk_mib
-from bench.run import machine
+from bench.harness.results import DATA, RESULTS, machine, write_results
 
 GROUPS = 10  # the filter keeps one group: 10 % of the points
 BATCH = 1_000
@@ -99,9 +98,8 @@ def main() -> None:
     args = parser.parse_args()
     vectors = np.fromfile(tier_dir(args.data, args.tier) / "dense.f32", dtype=np.float32)
     vectors = vectors.reshape(-1, 384)
-    _, texts, qrels = load_vaswani(DATASET)
     queries = model_encoder(args.data / "cache", hashing=False).encode_array(
-        [texts[q] for q in sorted(texts) if q in qrels]
+        judged_queries(DATASET)
     )
     result: dict[str, Any] = {"points": len(vectors), "queries": len(queries), "shards": {}}
     with tempfile.TemporaryDirectory(dir=args.data) as scratch:
@@ -136,8 +134,7 @@ def main() -> None:
         for shard in shards.values():
             shard.close()
     result["machine"] = machine()
-    out = RESULTS / "quantization.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    write_results(RESULTS / "quantization.json", result, indent=2, end="\n")
     print(json.dumps(result, indent=2))
 
 

@@ -13,7 +13,6 @@ rebuild work the count costs (in process: the service's rebuilds add the copy an
 
 import argparse
 import json
-import os
 import resource
 import shutil
 import time
@@ -25,10 +24,9 @@ import qdrant_edge as qe
 from app.config import Settings
 from app.store.edge import EdgeStore
 from bench.harness import service
-from bench.harness.corpus import DATASET, load_vaswani
+from bench.harness.corpus import DATASET, judged_queries, load_vaswani
 from bench.harness.prepare import COLLECTION, TIERS, model_encoder, prepare_files, upsert_file
-from bench.harness.results import DATA, RESULTS
-from bench.run import judged_queries, machine
+from bench.harness.results import DATA, RESULTS, load_average, machine, write_results
 
 CLIENTS = 16
 WINDOW_S = 15.0
@@ -81,7 +79,7 @@ def load(base: str, pid: int, queries: list[str]) -> dict[str, Any]:
     searches = result["searches_per_s"] * (time.perf_counter() - started)
     cpu = _cpu_ms_per_search(before, service.cpu_seconds(pid), roles, searches)
     cpu["client"] = round((_own_cpu_s() - own) * 1000 / searches, 2)
-    return result | {"cpu_ms_per_search": cpu, "load_average": os.getloadavg()[0]}
+    return result | {"cpu_ms_per_search": cpu, "load_average": load_average(None)[0]}
 
 
 def measure(data_dir: Path, queries: list[str]) -> dict[str, Any]:
@@ -116,7 +114,7 @@ def main() -> None:
         print(count, json.dumps(result["counts"][count]), flush=True)
         shutil.rmtree(target)
     result["machine"] = machine()
-    args.out.write_text(json.dumps(result, indent=1))
+    write_results(args.out, result)
 
 
 if __name__ == "__main__":

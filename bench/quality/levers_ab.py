@@ -10,14 +10,12 @@ it)."""
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import qdrant_edge as qe
 from qdrant_client import models
@@ -32,10 +30,11 @@ from app.search.service import SearchQuery, SearchService
 from app.store.base import Hit, Query
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
-from bench.harness.corpus import QUALITY_GROUP, load_vaswani
+from bench.harness.corpus import QUALITY_GROUP, judged_queries
+from bench.harness.figures import percentiles
 from bench.harness.loopback import JsonHandler, loopback_server
 from bench.harness.prepare import COLLECTION, tier_dir
-from bench.harness.results import DATA, RESULTS
+from bench.harness.results import DATA, RESULTS, load_average, write_results
 from bench.quality.report import render_levers
 
 READER = Principal("quality", (QUALITY_GROUP,), frozenset({"search"}))
@@ -105,8 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
-    _, queries, qrels = load_vaswani()
-    texts = [queries[q] for q in sorted(queries) if q in qrels]
+    texts = judged_queries()
     scratch = Path(tempfile.mkdtemp(prefix="levers-"))
     shutil.copytree(tier_dir(args.data, "11k") / "data", scratch / "data")
     store = EdgeStore(scratch / "data", COLLECTION)
@@ -127,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
                 "now: hybrid rrf + rerank (instant loopback)": (now, replace(base, rerank=True)),
             }
             walls: dict[str, list[float]] = {name: [] for name in variants}
-            load_before = os.getloadavg()
+            load_before = load_average()
             for text in texts[:10]:  # warm-up
                 for service, query in variants.values():
                     service.search(READER, replace(query, text=text))
@@ -141,23 +139,23 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         store.close()
         shutil.rmtree(scratch, ignore_errors=True)
-    report(walls, load_before, os.getloadavg())
+    report(walls, load_before, load_average())
 
 
-def report(walls: dict[str, list[float]], before: Any, after: Any) -> None:
+def report(walls: dict[str, list[float]], before: list[float], after: list[float]) -> None:
     baseline = statistics.median(next(iter(walls.values())))
-    rows = {
-        name: {
-            "p50_ms": round(statistics.median(w), 2),
-            "p95_ms": round(sorted(w)[int(0.95 * len(w))], 2),
+    rows = {}
+    for name, w in walls.items():
+        spread = percentiles(w)
+        rows[name] = {
+            "p50_ms": spread["p50"],
+            "p95_ms": spread["p95"],
             "vs_before": round(statistics.median(w) / baseline, 3),
             "delta_p50_ms": round(statistics.median(w) - baseline, 2),
         }
-        for name, w in walls.items()
-    }
-    load = {"before": [round(x, 2) for x in before], "after": [round(x, 2) for x in after]}
+    load = {"before": before, "after": after}
     result = {"rows": rows, "load_average": load}
-    (RESULTS / "levers.json").write_text(json.dumps(result, indent=1))
+    write_results(RESULTS / "levers.json", result)
     print(json.dumps(rows, indent=1), json.dumps(load))
     render_levers(result)
 

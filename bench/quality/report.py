@@ -82,8 +82,7 @@ def _between(start: str, end: str, lines: list[str]) -> None:
     if start not in text:
         print(f"{DOC} has no {start} marker: nothing rendered", file=sys.stderr)
         return
-    head, rest = text.split(start, 1)
-    DOC.write_text(head + "\n".join([start, *lines, end]) + rest.split(end, 1)[1])
+    DOC.write_text(results.replace_between(text, start, end, "\n".join(lines)))
 
 
 def render(result: dict[str, Any]) -> None:

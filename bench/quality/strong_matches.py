@@ -21,9 +21,7 @@ import numpy as np
 from app.embeddings.dense import MiniLMEncoder
 from bench.harness import results
 from bench.harness.corpus import load_vaswani
-from bench.harness.demo_server import running_demo
-from bench.quality.retrieval import load_average
-from bench.surfaces.page import QUERIES
+from bench.harness.demo_server import PAGE_QUERIES, running_demo
 
 RESULTS = results.RESULTS / "strong_matches.json"
 FIXED_NONSENSE = [
@@ -102,7 +100,7 @@ def demo(floors: list[float], junk: list[str]) -> dict[str, Any]:
                 found = client.post("/api/v1/search", json=body).json()
                 return [r["relevance"] for r in found["results"]]
 
-            real = {q: best_cosines(q) for q in QUERIES + DEMO_EXTRA}
+            real = {q: best_cosines(q) for q in PAGE_QUERIES + DEMO_EXTRA}
             made_up = {q: best_cosines(q)[0] for q in junk}
     return {
         "real_best_cosine": {q: c[0] for q, c in real.items()},
@@ -128,11 +126,11 @@ def main(argv: list[str] | None = None) -> None:
     floors = [float(f) for f in args.floors.split(",")]
     junk = nonsense(50)
     report = {
-        "load_average": load_average(),
+        "load_average": results.load_average_text(),
         "vaswani": vaswani(floors, junk),
         "demo": demo(floors, junk[:20]),
     }
-    RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    results.write_results(RESULTS, report, end="\n")
     print(json.dumps(report, indent=1))
 
 

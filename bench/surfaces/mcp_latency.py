@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from bench.surfaces.http_latency import (
     QUERIES,
-    demo_service,
+    demo,
     parse_arguments,
     scenarios,
     timed_search,
@@ -79,7 +79,7 @@ def report(base: str, rounds: int) -> None:
 
 def main() -> None:
     args = parse_arguments()
-    with demo_service(args.data_dir) as (base, _):
+    with demo(args.data_dir) as (base, _):
         report(base, args.rounds)
 
 

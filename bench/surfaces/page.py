@@ -13,7 +13,6 @@ Loads the demo into a temporary directory and starts `serve --dev` (or uses ASTR
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import tempfile
@@ -24,21 +23,9 @@ from playwright.sync_api import Browser, Page, Route, sync_playwright
 
 from bench.harness import results
 from bench.harness.chromium import launch_chromium
-from bench.harness.demo_server import DemoServer, running_demo
+from bench.harness.demo_server import PAGE_QUERIES, DemoServer, running_demo
 
 RESULTS = results.RESULTS / "page.json"
-QUERIES = [
-    "quarterly budget",
-    "garden",
-    "telescope observing night",
-    "kubernetes outage",
-    "onboarding checklist",
-    "travel plans",
-    "security audit findings",
-    "recipe with eggs",
-    "database migration",
-    "customer escalation",
-]
 WAIT_RENDERED = (
     "(b) => { const a = document.getElementById('app');"
     " return a.dataset.rendered && a.dataset.rendered !== b; }"
@@ -140,13 +127,13 @@ def measure(
     enter: dict[str, list[float]] = {"new": [], "baseline": []}
     keystroke: list[float] = []
     for _ in range(rounds):
-        for query in QUERIES:  # interleaved: each query on each page in turn
+        for query in PAGE_QUERIES:  # interleaved: each query on each page in turn
             enter["new"].append(by_enter(new, query))
             if old is not None:
                 enter["baseline"].append(by_enter(old, query))
             keystroke.append(by_keystroke(new, query))
     result: dict[str, Any] = {
-        "load_average": " / ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "load_average": results.load_average_text(),
         "rounds": rounds,
         "enter_to_rendered": {"new": summary(enter["new"])},
         "keystroke_to_rendered": {"new": summary(keystroke)},
@@ -194,7 +181,7 @@ def main() -> None:
         browser = launch_chromium(playwright)
         if args.rounds > 0:  # 0: the screenshots only
             result = measure(browser, server, args.rounds, args.baseline)
-            RESULTS.write_text(json.dumps(result, indent=1) + "\n")
+            results.write_results(RESULTS, result, end="\n")
             print(json.dumps(result, indent=1))
         if args.screenshots:
             screenshots(browser, server, args.screenshots)
