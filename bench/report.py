@@ -6,15 +6,13 @@ section (bench/results/live-*.json, between the live markers).
 
 import json
 import statistics
-from pathlib import Path
 from typing import Any
 
-from bench.service import scenarios
+from bench.harness.results import DOCS, RESULTS, replace_between
+from bench.harness.service import scenarios
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
-DOC = ROOT / "docs" / "benchmarks.md"
-IMG = ROOT / "docs" / "img"
+DOC = DOCS / "benchmarks.md"
+IMG = DOCS / "img"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 LIVE_START, LIVE_END = "<!-- live:start -->", "<!-- live:end -->"
 TIERS = ("11k", "100k", "300k")
@@ -166,7 +164,7 @@ def ingest_line() -> list[str]:
         return []
     rate = json.loads(path.read_text())
     return [
-        f"Ingest (`bench.embedding`'s functions: accept + index batches into a fresh store):"
+        f"Ingest (`bench.index.embedding`'s functions: accept + index batches into a fresh store):"
         f" {rate['service_chunks_per_s']} chunks/s against {rate['model_chunks_per_s']} chunks/s"
         f" for the model alone on the same {rate['chunks']} full chunks"
         f" ({rate['ratio']:.0%} of the model's rate).",
@@ -223,7 +221,7 @@ def depth_table() -> list[str]:
     sweep = json.loads(path.read_text())
     lines = [
         f"Candidate depth (`BASE_DEPTH`, shipped: {sweep['shipped_depth']}), in process on the"
-        " 11k tier (`bench.depth`): first-page nDCG@10, recall@100 (one hit per document),"
+        " 11k tier (`bench.quality.depth`): first-page nDCG@10, recall@100 (one hit per document),"
         " queries (of 93) whose five pages of 10 differ from one request for 50, search ms p50.",
         "",
         "| depth | algorithm | nDCG@10 | recall@100 | paging differs | search ms p50 |",
@@ -250,7 +248,7 @@ def hnsw_table() -> list[str]:
             continue
         steps = json.loads(path.read_text())
         lines += [
-            f"**{tier}** (`bench.hnsw --tier {tier}`, {steps['points']:,} points,"
+            f"**{tier}** (`bench.index.hnsw --tier {tier}`, {steps['points']:,} points,"
             f" {steps['queries']} queries, sides interleaved query by query): load"
             f" {steps['load_s']} s; `optimize()` {steps['optimize_s']} s with the GIL held for up"
             f" to {steps['optimize_longest_gil_hold_s']} s at a stretch; opening the shard holds"
@@ -629,12 +627,6 @@ def render_live() -> str:
     return "\n".join(parts)
 
 
-def _replace_between(text: str, start: str, end: str, body: str) -> str:
-    before, _, rest = text.partition(start)
-    _, _, after = rest.partition(end)
-    return f"{before}{start}\n{body}\n{end}{after}"
-
-
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
@@ -643,9 +635,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     text = DOC.read_text()
     if not args.live:
-        text = _replace_between(text, START, END, render())
+        text = replace_between(text, START, END, render())
     if LIVE_START in text:
-        text = _replace_between(text, LIVE_START, LIVE_END, render_live())
+        text = replace_between(text, LIVE_START, LIVE_END, render_live())
     DOC.write_text(text)
     print(f"wrote {DOC}")
 

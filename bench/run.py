@@ -10,34 +10,31 @@ Results go to bench/results/<tier>.json; `python -m bench.report` renders docs/b
 
     .venv/bin/python -m bench.run --live --tiers 100k [--peers lancedb,pgvector]
 
-The live index instead (bench/live.py): the tier sent over HTTP to a fresh service and measured
-with no restart, a trickle of new documents, a restart; results in bench/results/live-<tier>.json.
+The live index instead (bench/index/live.py): the tier sent over HTTP to a fresh service and
+measured with no restart, a trickle of new documents, a restart; results in
+bench/results/live-<tier>.json.
 """
 
 import argparse
 import json
-import os
-import platform
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from bench import service
-from bench.corpus import DATASET, load_vaswani
-from bench.prepare import TIERS, model_encoder, prepare, tier_dir
-
-ROOT = Path(__file__).resolve().parent
+from bench.harness import service
+from bench.harness.corpus import DATASET, judged, judged_queries, load_vaswani
+from bench.harness.figures import disk_mib
+from bench.harness.prepare import TIERS, model_encoder, prepare, tier_dir
+from bench.harness.results import DATA, RESULTS, machine, write_results
 
 
 def measure_tier(root: Path, tier: str, args: argparse.Namespace, dataset: Path) -> dict[str, Any]:
     docs, queries, qrels = load_vaswani(dataset)
     encoder = model_encoder(root / "cache", hashing=args.smoke)
     prepared = prepare(root, TIERS[tier], docs, encoder)
-    judged = {q: queries[q] for q in sorted(queries) if q in qrels}
-    judged = dict(list(judged.items())[: args.queries])
-    query_texts = list(judged.values())
+    asked = dict(list(judged(queries, qrels).items())[: args.queries])
+    query_texts = list(asked.values())
     encoder.encode_array(query_texts)  # the peers read the query vectors from the cache
     encoder.save()
     data_dir = tier_dir(root, tier) / "data"
@@ -53,27 +50,12 @@ def measure_tier(root: Path, tier: str, args: argparse.Namespace, dataset: Path)
                 svc.base, query_texts, args.clients, args.seconds
             )
             if tier in ("11k", "smoke") and run == 0:
-                result["quality"] = service.quality(svc.base, judged, qrels)
+                result["quality"] = service.quality(svc.base, asked, qrels)
             measured |= svc.memory_mib()
         result["runs"].append(measured)
         print(json.dumps({"tier": tier, "run": run, "cold_start_s": measured["cold_start_s"]}))
-    result["disk_mib"] = service.disk_mib(data_dir)
+    result["disk_mib"] = disk_mib(data_dir)
     return result
-
-
-def machine() -> dict[str, Any]:
-    import importlib.metadata as md
-
-    versions = {
-        name: md.version(name) for name in ("qdrant-edge-py", "onnxruntime", "fastapi", "uvicorn")
-    }
-    return {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "python": platform.python_version(),
-        "cpus": len(os.sched_getaffinity(0)),
-        "load_average": [round(x, 2) for x in os.getloadavg()],
-        "versions": versions,
-    }
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -87,12 +69,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=10.0, help="per concurrency level")
     parser.add_argument("--clients", default="1,4,16")
     parser.add_argument("--peers", default="", help="lancedb,pgvector,qdrant-local")
-    parser.add_argument("--data", type=Path, default=ROOT / ".data")
-    parser.add_argument("--out", type=Path, default=ROOT / "results")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--ingest", action="store_true", help="also: ingest rate vs the model")
     parser.add_argument("--smoke", action="store_true", help="CI: tiny corpus, hashing vectors")
-    parser.add_argument("--live", action="store_true", help="the live index (bench/live.py)")
+    parser.add_argument("--live", action="store_true", help="the live index (bench/index/live.py)")
     parser.add_argument("--trickle-seconds", type=float, default=60.0)
     parser.add_argument("--trickle-rate", type=float, default=50.0, help="documents/s")
     parser.add_argument("--first-seconds", type=float, default=20.0, help="after a restart")
@@ -108,62 +90,56 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def judged_queries(dataset: Path, count: int) -> list[str]:
-    _, queries, qrels = load_vaswani(dataset)
-    return [queries[q] for q in sorted(queries) if q in qrels][:count]
-
-
 def run_live(args: argparse.Namespace) -> None:
-    from bench.live import headline, measure_live
+    from bench.index.live import headline, measure_live
 
     docs, _, _ = load_vaswani(args.dataset)
     queries = judged_queries(args.dataset, args.queries)
     for tier in args.tiers.split(","):
         result = measure_live(args.data, tier, args, docs, queries)
         result["machine"] = machine()
-        path = args.out / f"live-{tier}.json"
-        path.write_text(json.dumps(result, indent=1))
+        path = write_results(args.out / f"live-{tier}.json", result)
         print(json.dumps(headline(result)), flush=True)
         if args.peers:
             from bench.peers import compare_live
 
             result["peers"] = compare_live(args.data, tier, args.peers.split(","), result)
-            path.write_text(json.dumps(result, indent=1))
+            write_results(path, result)
         print(f"wrote {path}")
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
     if args.live:
         run_live(args)
         return
     if args.ingest:
         from app.embeddings.dense import MiniLMEncoder
-        from bench import embedding
+        from bench.harness.model import chunk_texts, chunks_per_second, long_documents
+        from bench.index.embedding import ingest_chunks_per_second
 
-        documents, encoder = embedding.long_documents(60), MiniLMEncoder()
-        texts = embedding.chunk_texts(documents)
-        raw = embedding.chunks_per_second(encoder, texts)
-        ingested = embedding.ingest_chunks_per_second(encoder, documents)
+        documents, encoder = long_documents(60), MiniLMEncoder()
+        texts = chunk_texts(documents)
+        raw = chunks_per_second(encoder, texts)
+        ingested = ingest_chunks_per_second(encoder, documents)
         rate = {
             "chunks": len(texts),
             "model_chunks_per_s": round(raw, 1),
             "service_chunks_per_s": round(ingested, 1),
             "ratio": round(ingested / raw, 3),
         }
-        (args.out / "ingest.json").write_text(json.dumps(rate | {"machine": machine()}))
+        write_results(args.out / "ingest.json", rate | {"machine": machine()}, indent=None)
         print(json.dumps(rate))
     for tier in args.tiers.split(","):
         result = measure_tier(args.data, tier, args, args.dataset)
         result["machine"] = machine()
-        (args.out / f"{tier}.json").write_text(json.dumps(result, indent=1))
+        path = write_results(args.out / f"{tier}.json", result)
         if args.peers:
             from bench.peers import compare
 
             result["peers"] = compare(args.data, tier, args.peers.split(","), result)
-            (args.out / f"{tier}.json").write_text(json.dumps(result, indent=1))
-        print(f"wrote {args.out / f'{tier}.json'}")
+            write_results(path, result)
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from app.embeddings.dense import DenseEncoder, HashingEncoder
 from app.main import create_app
 from app.store.base import Store
 from app.store.engine.supervisor import Supervisor
-from bench.demo_server import free_port
+from bench.harness.loopback import free_port
 
 JWT_SECRET = "test-secret-that-is-long-enough-for-hs256"
 BOTH = "search index"
@@ -202,7 +202,9 @@ def start_serve(data_dir: Path, keys: Path, **env: str) -> tuple[subprocess.Pope
         )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
-    with httpx.Client(timeout=1) as client:  # one SSL context, not one a poll (bench.service)
+    with httpx.Client(
+        timeout=1
+    ) as client:  # one SSL context, not one a poll (bench.harness.service)
         while time.monotonic() < deadline and process.poll() is None:
             try:
                 if client.get(f"{base}/readyz").status_code == 200:

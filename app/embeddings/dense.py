@@ -42,7 +42,7 @@ class MiniLMEncoder:
     behind a bulk batch and concurrent callers never start more runs than there are cores.
     One thread per run without spin-waiting: on 2 cores, ONNX Runtime's default (a thread per
     core, spinning between runs) cost ~25 % throughput and seconds of p99 under concurrency.
-    Batches of 8 gave ~17 % more chunks/s than batches of 32 (measured by bench.embedding)."""
+    Batches of 8 gave ~17 % more chunks/s than batches of 32 (measured by bench.index.embedding)."""
 
     name = MODEL_NAME
     dimension = DIMENSION

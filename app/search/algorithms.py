@@ -42,7 +42,7 @@ class RelevanceSource(StrEnum):
 
 # A strong match: a chunk whose cosine with the query reaches STRONG_COSINE, or whose BM25
 # score reaches STRONG_BM25_SHARE of the search's best BM25 score (so it shares the query's
-# rarest words). Calibrated by bench.strong_matches (docs/api.md, "Strong matches"): on the
+# rarest words). Calibrated by bench.quality.strong_matches (docs/api.md, "Strong matches"): on the
 # demo corpus no nonsense query reaches 0.35 (best 0.28) and every real one does (lowest 0.355);
 # on Vaswani 3 of 50 random-letter queries reach it (best 0.375) and every real query does.
 STRONG_COSINE = 0.35

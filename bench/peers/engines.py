@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from bench.corpus import BENCH_GROUP, BENCH_USER
+from bench.harness.corpus import BENCH_GROUP, BENCH_USER
 
 LEG = 100
 RRF_K = 60
@@ -66,7 +66,7 @@ BUILT = "built.json"  # a peer's index over the tier's points, kept for the next
 
 def built_before(work: Path, points: int) -> float | None:
     """Seconds the kept index of `points` points took to build, or None: build it (anew).
-    `bench.prepare` deletes the kept indexes whenever it rebuilds the tier's points."""
+    `bench.harness.prepare` deletes the kept indexes whenever it rebuilds the tier's points."""
     marker = work / BUILT
     if not marker.exists():
         return None
@@ -388,9 +388,9 @@ class LanceDBLive(LanceDB):
     below), and `optimize()` every LANCEDB_OPTIMIZE_EVERY rows: compaction, and the rows added
     since folded into every index (LanceDB's documented incremental indexing). Rows added
     since the last optimize are searched by flat scan, as LanceDB documents. The first `bulk`
-    points (a tier past bench.live's HTTP_LOAD_MAX, which ours loads through the store layer)
-    are one table with every index built on it, and only the rest arrive batch by batch.
-    `build_s` is the whole feed, indexing included; `live_s` the batches'."""
+    points (a tier past bench.harness.prepare's HTTP_LOAD_MAX, which ours loads through the
+    store layer) are one table with every index built on it, and only the rest arrive batch by
+    batch. `build_s` is the whole feed, indexing included; `live_s` the batches'."""
 
     name = "LanceDB (live)"
 
@@ -432,9 +432,9 @@ class PgvectorLive(Pgvector):
     """PostgreSQL + pgvector fed as documents arrive: the HNSW and GIN indexes created on the
     empty table and maintained by every insert, `tsv` a generated column, LIVE_BATCH rows a
     transaction (COPY); ANALYZE at the end, as autovacuum would. The first `bulk` points (a
-    tier past bench.live's HTTP_LOAD_MAX, which ours loads through the store layer) are copied
-    before the indexes are built, and only the rest arrive batch by batch. `build_s` is the
-    whole feed; `live_s` the batches'."""
+    tier past bench.harness.prepare's HTTP_LOAD_MAX, which ours loads through the store layer)
+    are copied before the indexes are built, and only the rest arrive batch by batch. `build_s`
+    is the whole feed; `live_s` the batches'."""
 
     name = "PostgreSQL + pgvector (live)"
 

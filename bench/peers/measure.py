@@ -5,7 +5,6 @@ result against the filter oracle, measure dense recall@10 against an exact scan.
 
 import argparse
 import json
-import os
 import statistics
 import time
 from pathlib import Path
@@ -13,8 +12,18 @@ from typing import Any
 
 import numpy as np
 
-from bench.corpus import load_vaswani
-from bench.live import HTTP_LOAD_MAX
+from bench.harness.corpus import judged_queries
+from bench.harness.figures import exact_dense, recall
+from bench.harness.prepare import (
+    COLLECTION,
+    HTTP_LOAD_MAX,
+    live_data_dir,
+    model_encoder,
+    read_peer_files,
+    tier_dir,
+)
+from bench.harness.results import DATA, load_average
+from bench.harness.service import scenarios
 from bench.peers.engines import (
     Engine,
     LanceDB,
@@ -25,8 +34,6 @@ from bench.peers.engines import (
     QdrantLocal,
     Where,
 )
-from bench.prepare import model_encoder, read_peer_files, tier_dir
-from bench.service import scenarios
 
 HYBRID_SCENARIOS = [
     name
@@ -45,8 +52,6 @@ def open_engine(
 ) -> Engine:
     if name == "ours":
         from app.store.edge import EdgeStore
-        from bench.live import live_data_dir
-        from bench.prepare import COLLECTION
 
         data = live_data_dir(out) if live else out / "data"
         if not data.exists():  # opening would make an empty index
@@ -69,12 +74,6 @@ def open_engine(
     raise SystemExit(f"unknown engine {name}")
 
 
-def exact_dense(vectors: np.ndarray, mask: np.ndarray, query: np.ndarray, k: int) -> np.ndarray:
-    rows = np.flatnonzero(mask)
-    scores = vectors[rows] @ query
-    return np.asarray(rows[np.argsort(-scores, kind="stable")[:k]])
-
-
 def measure(engine: Engine, points: list[dict[str, Any]], vectors: np.ndarray, queries: list[str],
             query_vectors: np.ndarray) -> dict[str, Any]:  # fmt: skip
     ids = [str(p["id"]) for p in points]
@@ -85,7 +84,7 @@ def measure(engine: Engine, points: list[dict[str, Any]], vectors: np.ndarray, q
         mask = np.array([where.matches(p) for p in points])
         for q in range(min(5, len(queries))):  # warm-up
             engine.hybrid(query_vectors[q], queries[q], where, 10)
-        times, violations, short, recall = [], 0, 0, []
+        times, violations, short, recalls = [], 0, 0, []
         for text, vector in zip(queries, query_vectors, strict=True):
             started = time.perf_counter()
             found = engine.hybrid(vector, text, where, 10)
@@ -93,8 +92,8 @@ def measure(engine: Engine, points: list[dict[str, Any]], vectors: np.ndarray, q
             violations += sum(1 for pid in found if not mask[row_of[pid]])
             short += len(found) < min(10, int(mask.sum()))
             exact = {ids[r] for r in exact_dense(vectors, mask, vector, 10)}
-            found_dense = set(engine.dense(vector, where, 10))
-            recall.append(len(exact & found_dense) / len(exact) if exact else 1.0)
+            found_dense = engine.dense(vector, where, 10)
+            recalls.append(recall(found_dense, exact))
         ordered = sorted(times)
         results[name] = {
             "p50": round(statistics.median(times), 2),
@@ -102,7 +101,7 @@ def measure(engine: Engine, points: list[dict[str, Any]], vectors: np.ndarray, q
             "eligible": int(mask.sum()),
             "violations": violations,
             "short_pages": short,
-            "dense_recall@10": round(statistics.mean(recall), 3),
+            "dense_recall@10": round(statistics.mean(recalls), 3),
         }
     return results
 
@@ -111,9 +110,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--engine", required=True)
     parser.add_argument("--tier", required=True)
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1] / ".data")
+    parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--queries", type=int, default=93)
-    parser.add_argument("--live", action="store_true", help="fed batch by batch (bench.live)")
+    parser.add_argument("--live", action="store_true", help="fed batch by batch (bench.index.live)")
     args = parser.parse_args()
     out = tier_dir(args.data, args.tier)
     points, vectors = read_peer_files(out)
@@ -122,8 +121,7 @@ def main() -> None:
     if args.live:  # the live index also holds the trickle's documents, sent after the tier
         more, more_vectors = read_peer_files(out, "trickle")
         points, vectors = points + more, np.concatenate([vectors, more_vectors])
-    _, queries, qrels = load_vaswani()
-    texts = [queries[q] for q in sorted(queries) if q in qrels][: args.queries]
+    texts = judged_queries(count=args.queries)
     prepared = json.loads((out / ("live.json" if args.live else "prepared.json")).read_text())
     hashing = prepared["encoder"] != model_encoder(args.data / "cache", hashing=False).name
     encoder = model_encoder(args.data / "cache", hashing=hashing)
@@ -150,7 +148,7 @@ def main() -> None:
                 "live_points_per_s": round((len(points) - bulk) / live_s) if live_s else None,
                 "queries": len(texts),
                 "scenarios": scenario_results,
-                "load_average": [round(x, 2) for x in os.getloadavg()],  # when it finished
+                "load_average": load_average(),  # when it finished
             }
         )
     )

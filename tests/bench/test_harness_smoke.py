@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.corpus import DATASET
+from bench.harness.corpus import DATASET
+from bench.harness.service import scenarios
 from bench.run import main
-from bench.service import scenarios
 
 
 @pytest.mark.skipif(not DATASET.exists(), reason="the Vaswani collection is not beside the repo")
@@ -99,7 +99,7 @@ def test_live_benchmark_runs_end_to_end(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not DATASET.exists(), reason="the Vaswani collection is not beside the repo")
 def test_quality_benchmark_runs_end_to_end(tmp_path: Path) -> None:
-    from bench.quality import main as quality
+    from bench.quality.retrieval import main as quality
 
     out = tmp_path / "quality.json"
     quality(["--smoke", "--data", str(tmp_path / "data"), "--out", str(out), "--no-report"])

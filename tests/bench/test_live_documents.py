@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from app.ingest.chunking import chunk_spans
-from bench.corpus import CHUNK_WORDS, DATASET, embed_text, load_vaswani, real_chunks
-from bench.live import tier_documents
-from bench.prepare import Tier, derived_points
+from bench.harness.corpus import CHUNK_WORDS, DATASET, embed_text, load_vaswani, real_chunks
+from bench.harness.prepare import Tier, derived_points
+from bench.index.live import tier_documents
 
 
 @pytest.mark.skipif(not DATASET.exists(), reason="the Vaswani collection is not beside the repo")

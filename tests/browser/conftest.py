@@ -7,8 +7,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Request, sync_playwright
 
-from bench.chromium import CHROMIUM, launch_chromium
-from bench.demo_server import DemoServer, running_demo
+from bench.harness.chromium import CHROMIUM, launch_chromium
+from bench.harness.demo_server import DemoServer, running_demo
 
 LOOPBACK = {"127.0.0.1"}
 

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from playwright.sync_api import Browser, Page, Route, expect
 
-from bench.demo_server import DemoServer
+from bench.harness.demo_server import DemoServer
 from tests.browser.conftest import (
     DESKTOP,
     PHONE,

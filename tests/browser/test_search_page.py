@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Browser, Route, expect
 
-from bench.demo_server import DemoServer
+from bench.harness.demo_server import DemoServer
 from tests.browser.conftest import (
     DESKTOP,
     PHONE,

@@ -25,8 +25,7 @@ from app.embeddings.remote import (
     reference_probe_vector,
 )
 from app.main import create_app
-from bench.demo_server import free_port
-from bench.loopback import JsonHandler, loopback_server
+from bench.harness.loopback import JsonHandler, free_port, loopback_server
 from tests.helpers import JWT_SECRET, auth, doc
 
 Embed = Callable[[list[str]], list[list[float]]]

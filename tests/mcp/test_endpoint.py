@@ -30,7 +30,7 @@ from app.embeddings.dense import DenseEncoder, HashingEncoder, MiniLMEncoder
 from app.ingest.demo import DEMO_CORPUS
 from app.main import create_app
 from app.search.models.requests import SearchBody
-from bench.demo_server import free_port
+from bench.harness.loopback import free_port
 from tests.helpers import JWT_SECRET, auth, token
 from tests.search.test_verify_on_read import NOTES, Source, source  # noqa: F401 (the fixture)
 

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from app.embeddings.dense import HashingEncoder
 from app.search.verify import MAX_ROUNDS
-from bench.loopback import JsonHandler, loopback_server
+from bench.harness.loopback import JsonHandler, loopback_server
 from tests.helpers import auth, doc, ids, index, running_app, search
 
 VERIFY_TOKEN = "verify-shared-secret"

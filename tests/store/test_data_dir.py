@@ -22,7 +22,7 @@ from app.store.edge import EdgeStore
 from app.store.errors import DataDirectoryInUse, DataDirectoryUnusable
 from app.store.layout import EDGE_CONFIG as CONFIG_FILE
 from app.store.layout import IndexLayout
-from bench.demo_server import free_port
+from bench.harness.loopback import free_port
 
 
 def serve(tmp_path: Path, data_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ from app.errors import ServiceError, Unavailable
 from app.store.edge import EdgeStore
 from app.store.errors import EngineUnavailable, IndexConflict, StoreError
 from app.store.translate import UntranslatableError
-from bench.demo_server import free_port
+from bench.harness.loopback import free_port
 from tests.helpers import auth, doc, envelope, index, running_app
 from tests.store.test_congruence import server_store
 

@@ -21,8 +21,7 @@ from app.store.errors import EngineFailed, EngineUnavailable
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from app.store.retry import with_retries
 from app.store.server import ServerStore
-from bench.demo_server import free_port
-from bench.loopback import JsonHandler, loopback_server
+from bench.harness.loopback import JsonHandler, free_port, loopback_server
 from tests.helpers import auth, doc, envelope, index, running_app
 
 pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.loopback import JsonHandler, loopback_server
+from bench.harness.loopback import JsonHandler, loopback_server
 from tests.helpers import auth, doc, start_serve
 
 UNIQUE = secrets.token_hex(6)

@@ -23,9 +23,8 @@ from app.search.service import SearchQuery
 from app.search.telemetry import filter_shape
 from app.state import AppState
 from app.telemetry.middleware import METHODS, UNMATCHED
-from bench.demo_server import free_port
-from bench.loopback import JsonHandler, loopback_server
-from bench.service import process_memory
+from bench.harness.loopback import JsonHandler, free_port, loopback_server
+from bench.harness.service import process_memory
 from tests.helpers import (
     JWT_SECRET,
     auth,

@@ -27,7 +27,7 @@ const page = {
 // Search as you type: a keystroke after a pause searches at once; keystrokes closer together
 // than this (a burst: a paste, a held key, fast typing while a search is in flight) wait until
 // this long after the last of them. A search in flight is cancelled by the next one. A plain
-// debounce would add its whole wait to every keystroke's time to results (bench.page).
+// debounce would add its whole wait to every keystroke's time to results (bench.surfaces.page).
 const TYPING_DELAY_MS = 40;
 // The results dim only for a search slower than this, so fast ones never flicker.
 const BUSY_DELAY_MS = 250;

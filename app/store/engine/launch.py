@@ -17,7 +17,7 @@ CHILD_MODULE = "app.engine_child"  # the child's program (the top level: it sets
 # brings the index down to MERGED_SEGMENTS, as an offline optimize leaves it. 4, not 8: on the
 # 8 segments a 100k load left, a search cost the engine 13 ms of CPU and 16 clients got 93-97
 # searches/s; on 4, 6.6-7.1 ms and 143-156/s (2: 5.8 ms, 162-168/s), for twice the rebuild
-# work (46 against 21 s of optimize over the load; python -m bench.rebuild_segments).
+# work (46 against 21 s of optimize over the load; python -m bench.index.rebuild_segments).
 REBUILD_SEGMENTS = 4
 MERGED_SEGMENTS = 2
 

@@ -1,11 +1,19 @@
 """A stand-in HTTP service on a loopback port (an embedding API, a verify endpoint, a failing
-Qdrant), for the tests and the benchmarks."""
+Qdrant), for the tests and the benchmarks; and a free loopback port for a real one."""
 
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 class JsonHandler(BaseHTTPRequestHandler):

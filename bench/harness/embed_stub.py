@@ -1,11 +1,11 @@
 """An OpenAI-compatible embedding server for the live benchmark (`POST /v1/embeddings`, the API
 app/embeddings/remote.py speaks), in a process of its own:
 
-    .venv/bin/python -m bench.embed_stub --table bench/.data/tiers/100k/dense [--hashing]
+    .venv/bin/python -m bench.harness.embed_stub --table bench/.data/tiers/100k/dense [--hashing]
 
 A text whose vector the bench already has (a table: `<name>.keys`, the SHA-1 of each text as
-bench/encoder.py keys it, one a line, beside `<name>.f32`, one row each: a tier's `dense.f32`)
-is answered from the table, so loading a tier over HTTP costs the service what it costs
+bench/harness/encoder.py keys it, one a line, beside `<name>.f32`, one row each: a tier's
+`dense.f32`) is answered from the table, so loading a tier over HTTP costs the service what it costs
 without the model. Any other text (queries, the service's start-up probe) goes through the real
 ONNX MiniLM at its real cost; with `--hashing` (the smoke tier), through the hashing encoder,
 the probe sentence answered with the local model's shipped vector. Prints `{"port": n}` once
@@ -23,8 +23,8 @@ import numpy as np
 from app.embeddings.dense import DenseEncoder, HashingEncoder
 from app.embeddings.remote import PROBE_SENTENCE, reference_probe_vector
 from app.index_settings import DIMENSION
-from bench.encoder import text_key
-from bench.loopback import JsonHandler
+from bench.harness.encoder import text_key
+from bench.harness.loopback import JsonHandler
 
 
 class Tables:
@@ -106,7 +106,7 @@ def handler(embedder: Embedder) -> type[JsonHandler]:
 def main(argv: list[str] | None = None) -> None:
     from http.server import ThreadingHTTPServer
 
-    parser = argparse.ArgumentParser(prog="python -m bench.embed_stub")
+    parser = argparse.ArgumentParser(prog="python -m bench.harness.embed_stub")
     parser.add_argument("--table", type=Path, action="append", default=[])
     parser.add_argument("--hashing", action="store_true", help="smoke runs: no model")
     args = parser.parse_args(argv)

@@ -7,7 +7,7 @@ shard also with 2x oversampling) and an exact search of a 10 % filter (the path 
 filters), timed, with recall@10 against numpy's exact answer. Also the optimize time and the
 disk.
 
-    .venv/bin/python -m bench.quantization [--tier 100k] [--data bench/.data]
+    .venv/bin/python -m bench.index.quantization [--tier 100k] [--data bench/.data]
 
 Writes bench/results/quantization.json."""
 
@@ -23,12 +23,11 @@ import numpy as np
 import qdrant_edge as qe
 
 from app.store.fields import DENSE_VECTOR
-from bench.corpus import DATASET, load_vaswani
-from bench.prepare import model_encoder, tier_dir
-from bench.run import machine
-from bench.service import disk_mib
+from bench.harness.corpus import DATASET, judged_queries
+from bench.harness.figures import disk_mib
+from bench.harness.prepare import model_encoder, tier_dir
+from bench.harness.results import DATA, RESULTS, machine, write_results
 
-ROOT = Path(__file__).resolve().parent
 GROUPS = 10  # the filter keeps one group: 10 % of the points
 BATCH = 1_000
 
@@ -92,16 +91,15 @@ def truth(vectors: np.ndarray, queries: np.ndarray, filtered: bool) -> list[set[
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.quantization")
+    parser = argparse.ArgumentParser(prog="python -m bench.index.quantization")
     parser.add_argument("--tier", default="100k")
-    parser.add_argument("--data", type=Path, default=ROOT / ".data")
+    parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--rounds", type=int, default=3, help="passes over the queries")
     args = parser.parse_args()
     vectors = np.fromfile(tier_dir(args.data, args.tier) / "dense.f32", dtype=np.float32)
     vectors = vectors.reshape(-1, 384)
-    _, texts, qrels = load_vaswani(DATASET)
     queries = model_encoder(args.data / "cache", hashing=False).encode_array(
-        [texts[q] for q in sorted(texts) if q in qrels]
+        judged_queries(DATASET)
     )
     result: dict[str, Any] = {"points": len(vectors), "queries": len(queries), "shards": {}}
     with tempfile.TemporaryDirectory(dir=args.data) as scratch:
@@ -136,8 +134,7 @@ def main() -> None:
         for shard in shards.values():
             shard.close()
     result["machine"] = machine()
-    out = ROOT / "results" / "quantization.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    write_results(RESULTS / "quantization.json", result, indent=2, end="\n")
     print(json.dumps(result, indent=2))
 
 

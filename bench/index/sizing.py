@@ -6,7 +6,7 @@ optimizes (builds the HNSW index), then measures the directory on disk and, in a
 the resident memory of a loaded shard answering filtered hybrid queries. The vector values are
 random (size and memory do not depend on them); the text is Zipf-distributed words.
 
-    .venv/bin/python -m bench.sizing [--chunks 100000] [--dir /tmp/sizing]
+    .venv/bin/python -m bench.index.sizing [--chunks 100000] [--dir /tmp/sizing]
 """
 
 import argparse
@@ -165,7 +165,7 @@ def main() -> None:
     shutil.rmtree(args.dir, ignore_errors=True)
     result: dict[str, float] = {"chunks": args.chunks} | build(args.dir, args.chunks)
     child = subprocess.run(
-        [sys.executable, "-m", "bench.sizing", "--dir", str(args.dir), "--measure-memory"],
+        [sys.executable, "-m", "bench.index.sizing", "--dir", str(args.dir), "--measure-memory"],
         capture_output=True,
         text=True,
         check=True,

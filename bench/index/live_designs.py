@@ -8,7 +8,7 @@
 - **engine processes** (what `serve` runs): the same hybrid search through `ProcessStore` (an
   engine process, a Unix socket) against the same store in process, interleaved.
 
-    .venv/bin/python -m bench.live_designs --data bench/.data
+    .venv/bin/python -m bench.index.live_designs --data bench/.data
 
 Writes bench/results/live_designs.json."""
 
@@ -32,11 +32,12 @@ from app.store.edge import EdgeStore
 from app.store.engine.supervisor import Supervisor
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from app.store.layout import IndexLayout
-from bench.corpus import load_vaswani
-from bench.hnsw import GilWatch
+from bench.harness.corpus import judged, load_vaswani
+from bench.harness.prepare import COLLECTION, TIERS, model_encoder, prepare_files, read_peer_files
+from bench.harness.prepare import upsert_points as load_points
+from bench.harness.results import DATA, RESULTS, write_results
+from bench.index.hnsw import GilWatch
 from bench.peers.engines import Ours, Where
-from bench.prepare import COLLECTION, TIERS, model_encoder, prepare_files, read_peer_files
-from bench.prepare import upsert_points as load_points
 
 SEALED = 5  # sealed shards of equal size
 FRESH = 5_000  # points in the fresh shard
@@ -160,16 +161,16 @@ def processes_design(whole: Path, scratch: Path, work: list[tuple[Any, str]],
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.live_designs")
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parent / ".data")
+    parser = argparse.ArgumentParser(prog="python -m bench.index.live_designs")
+    parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--queries", type=int, default=60)
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     docs, queries, qrels = load_vaswani()
     encoder = model_encoder(args.data / "cache", hashing=False)
     tier = prepare_files(args.data, TIERS["100k"], docs, encoder)
     points, vectors = read_peer_files(tier)
-    texts = [queries[q] for q in sorted(queries) if q in qrels][: args.queries]
+    texts = list(judged(queries, qrels).values())[: args.queries]
     work = list(zip(encoder.encode_array(texts), texts, strict=True))
     encoder.save()
     scratch = tier / "designs"  # kept for the next run
@@ -189,8 +190,7 @@ def main() -> None:
     finally:
         optimized.close()
     result["processes"] = processes_design(whole, scratch / "processes", work, flt)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "live_designs.json").write_text(json.dumps(result, indent=1))
+    write_results(args.out / "live_designs.json", result)
     print(json.dumps(result, indent=1))
 
 

@@ -1,8 +1,8 @@
 """File extraction: how fast each format is read (pages a second, beside the embedding model's
 own rate in pages), and what extraction does to searches (p50/p99 while 20 large PDFs are read).
 
-    .venv/bin/python -m bench.extraction rates [--pages 200] [--runs 3]
-    .venv/bin/python -m bench.extraction searches [--rounds 2]
+    .venv/bin/python -m bench.files.extraction rates [--pages 200] [--runs 3]
+    .venv/bin/python -m bench.files.extraction searches [--rounds 2]
 
 `rates` reads generated files in this process (the extractors alone). `searches` runs the real
 `serve` over the demo corpus and alternates idle rounds with rounds in which 20 PDFs of ~1,800
@@ -13,10 +13,8 @@ pypdf holds the GIL) and beside the worker process, interleaved. Results: bench/
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -33,13 +31,14 @@ from app.extract.model import Extracted
 from app.extract.reader import read_file
 from app.extract.sandbox import Extractor
 from app.ingest.chunking import chunk_pages
-from bench.demo_server import free_port
-from bench.embedding import chunks_per_second
-from bench.service import percentiles, wait_ready
+from bench.harness import results
+from bench.harness.figures import percentiles, timed_ms
+from bench.harness.model import chunks_per_second
+from bench.harness.service import demo_service
 from tests.extract import samples
 
-RESULTS = Path(__file__).resolve().parent / "results" / "extraction.json"
-DATA = Path(__file__).resolve().parent / ".data" / "extraction"
+RESULTS = results.RESULTS / "extraction.json"
+DATA = results.DATA / "extraction"
 CHARS_PER_PAGE = 3_000  # an unpaged format's "page", to compare it with the paged ones
 QUERIES = ["quarterly budget", "garden lantern", "travel plans", "team meeting notes"]
 KEY = "extraction-bench"
@@ -77,7 +76,7 @@ def formats(pages: int) -> dict[str, tuple[bytes, str]]:
 def chromium_pdf(pages: int) -> bytes | None:
     """A PDF as a real producer writes one (embedded subset fonts, Skia): Chromium printing an
     HTML page of `pages` sections, each on its own page. None without Debian's chromium."""
-    from bench.chromium import CHROMIUM
+    from bench.harness.chromium import CHROMIUM
 
     if not CHROMIUM.exists():
         return None
@@ -144,12 +143,6 @@ def rates(pages: int, runs: int) -> dict[str, Any]:
     return found
 
 
-def _timed(call: Callable[[], object]) -> float:
-    started = time.perf_counter()
-    call()
-    return (time.perf_counter() - started) * 1000
-
-
 def _search_while(
     search: Callable[[], object], busy: Callable[[threading.Event], None] | None, seconds: float
 ) -> list[float]:
@@ -162,7 +155,7 @@ def _search_while(
     samples_ms = []
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        samples_ms.append(_timed(search))
+        samples_ms.append(timed_ms(search)[0])
     stop.set()
     if worker:
         worker.join()
@@ -178,7 +171,7 @@ def in_process(rounds: int, seconds: float) -> dict[str, Any]:
     from app.search.algorithms import QueryEncoder
     from app.search.service import SearchQuery, SearchService
     from app.store.edge import EdgeStore
-    from bench.embedding import long_documents
+    from bench.harness.model import long_documents
 
     path = DATA / "big.pdf"
     path.write_bytes(samples.pdf([prose(n, 400) for n in range(300)]))
@@ -218,23 +211,9 @@ def in_process(rounds: int, seconds: float) -> dict[str, Any]:
 
 def over_http(rounds: int) -> dict[str, Any]:
     """The real service: idle rounds and rounds with 20 large PDFs uploaded at once."""
-    DATA.mkdir(parents=True, exist_ok=True)
-    data_dir = DATA / "service"
-    keys = DATA / "keys.json"
-    keys.write_text(json.dumps({KEY: {"sub": "dev", "groups": ["demo"], "scope": "search index"}}))
-    env = os.environ | {"SEARCH_DATA_DIR": str(data_dir), "SEARCH_API_KEYS_FILE": str(keys)}
-    subprocess.run([sys.executable, "-m", "app", "demo"], env=env, check=True, capture_output=True)
     big = samples.pdf([prose(n, 500) for n in range(1_800)])  # > 5M characters of text
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    started = time.perf_counter()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
     headers = {"Authorization": f"Bearer {KEY}"}
-    try:
-        wait_ready(base, server, started, timeout=300)
+    with demo_service(DATA / "service", KEY, "search index", quiet=True) as (base, _):
         client = httpx.Client(headers=headers, timeout=600)
         queries = iter(QUERIES * 1_000_000)
 
@@ -263,7 +242,7 @@ def over_http(rounds: int) -> dict[str, Any]:
                 began = time.perf_counter()
                 futures = [pool.submit(upload, i) for i in range(20)]
                 while not all(f.done() for f in futures):
-                    busy.append(_timed(search))
+                    busy.append(timed_ms(search)[0])
                 windows.append(time.perf_counter() - began)
                 statuses = sorted({f.result() for f in futures})
         return {
@@ -274,9 +253,6 @@ def over_http(rounds: int) -> dict[str, Any]:
             "idle": percentiles(idle) | {"searches": len(idle)},
             "while 20 PDFs are extracted": percentiles(busy) | {"searches": len(busy)},
         }
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
 
 
 def main() -> None:
@@ -295,11 +271,11 @@ def main() -> None:
         }
     )
     for name, measure in parts.items():
-        before = os.getloadavg()
-        found = measure() | {"load_before": before, "load_after": os.getloadavg()}
+        before = results.load_average(None)
+        found = measure() | {"load_before": before, "load_after": results.load_average(None)}
         print(json.dumps(found, indent=1), flush=True)
         report = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-        RESULTS.write_text(json.dumps(report | {name: found}, indent=1) + "\n")
+        results.write_results(RESULTS, report | {name: found}, end="\n")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ A probe times, per scenario (access rule only, ~5 %, one folder): the service's 
 (engine side, in-process), dense limit 10 and limit 100 (engine only, no payload), with dense
 recall@10 and recall@100 against an exact scan (numpy) of the same filter.
 
-    .venv/bin/python -m bench.hnsw --tier 100k --data /work/bench-data"""
+    .venv/bin/python -m bench.index.hnsw --tier 100k --data /work/bench-data"""
 
 import argparse
 import json
@@ -22,7 +22,6 @@ import shutil
 import statistics
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -35,12 +34,13 @@ from qdrant_client import models
 from app.store import translate
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR
-from bench.corpus import load_vaswani
+from bench.harness.corpus import judged, load_vaswani
+from bench.harness.figures import disk_mib, exact_dense, recall, timed, timed_ms
+from bench.harness.prepare import COLLECTION, TIERS, model_encoder, prepare_files, read_peer_files
+from bench.harness.prepare import upsert_points as load_points
+from bench.harness.results import DATA, RESULTS, write_results
+from bench.harness.service import scenarios
 from bench.peers.engines import Ours, Where
-from bench.peers.measure import exact_dense
-from bench.prepare import COLLECTION, TIERS, model_encoder, prepare_files, read_peer_files
-from bench.prepare import upsert_points as load_points
-from bench.service import scenarios
 
 SCENARIOS = ["hybrid, access rule only", "hybrid, ~5 % (category)", "hybrid, one folder (0.1 %)"]
 
@@ -99,16 +99,6 @@ def dense_ids(side: Side, vector: np.ndarray, flt: Any, limit: int) -> list[str]
     return [str(p.id) for p in side.store._shard.query(request)]
 
 
-def timed(run: Callable[[], Any]) -> tuple[float, Any]:
-    started = time.perf_counter()
-    result = run()
-    return (time.perf_counter() - started) * 1000, result
-
-
-def recall(found: list[str], exact: set[str]) -> float:
-    return len(exact & set(found)) / len(exact) if exact else 1.0
-
-
 def summary(row: dict[str, list[float]]) -> dict[str, float]:
     """Medians of the timings, means of the recalls."""
     return {
@@ -136,21 +126,17 @@ def probe(sides: dict[str, Side], work: Workload) -> dict[str, Any]:
                 row = samples[name]
                 if side.hybrid:
                     engine = engines[name]
-                    ms, _ = timed(partial(engine.hybrid, vector, text, where, 10))
+                    ms, _ = timed_ms(partial(engine.hybrid, vector, text, where, 10))
                     row.setdefault("hybrid_ms", []).append(ms)
-                ms, found = timed(partial(dense_ids, side, vector, flt, 10))
+                ms, found = timed_ms(partial(dense_ids, side, vector, flt, 10))
                 row.setdefault("dense10_ms", []).append(ms)
                 row.setdefault("recall@10", []).append(recall(found, exact10))
-                ms, found = timed(partial(dense_ids, side, vector, flt, 100))
+                ms, found = timed_ms(partial(dense_ids, side, vector, flt, 100))
                 row.setdefault("dense100_ms", []).append(ms)
                 row.setdefault("recall@100", []).append(recall(found, exact100))
         for name, row in samples.items():
             result[name][scenario] = summary(row) | {"matching_points": int(mask.sum())}
     return result
-
-
-def disk_mib(path: Path) -> float:
-    return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
 
 
 def reopen_copy(store: EdgeStore, source: Path, target: Path) -> tuple[EdgeStore, float]:
@@ -167,7 +153,7 @@ def run(tier: str, data: Path, queries: int) -> dict[str, Any]:
     docs, all_queries, qrels = load_vaswani()
     out = prepare_files(data, TIERS[tier], docs, model_encoder(data / "cache", hashing=False))
     points, vectors = read_peer_files(out)
-    texts = [all_queries[q] for q in sorted(all_queries) if q in qrels][:queries]
+    texts = list(judged(all_queries, qrels).values())[:queries]
     query_vectors = model_encoder(data / "cache", hashing=False).encode_array(texts)
     work = Workload(points, vectors, texts, query_vectors)
     scratch = out / "hnsw"
@@ -175,8 +161,8 @@ def run(tier: str, data: Path, queries: int) -> dict[str, Any]:
     paths = {k: scratch / k / COLLECTION for k in ("a", "b", "c")}
     steps: dict[str, Any] = {"tier": tier, "points": len(points), "queries": len(texts) - 3}
     a = EdgeStore(paths["a"].parent, COLLECTION, facet_index=False)
-    steps["load_s"], _ = timed(lambda: load_points(a, points, vectors))
-    steps["load_s"] = round(steps["load_s"] / 1000, 1)
+    seconds, _ = timed(lambda: load_points(a, points, vectors))
+    steps["load_s"] = round(seconds, 1)
     print(f"{tier}: loaded in {steps['load_s']} s", flush=True)
     b, steps["plain_load_gil_hold_s"] = reopen_copy(a, paths["a"], paths["b"])
     steps["bulk load vs reopen"] = probe(
@@ -212,12 +198,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tier", default="100k")
     parser.add_argument("--queries", type=int, default=93)
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parent / ".data")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     steps = run(args.tier, args.data, args.queries)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"hnsw-{args.tier}.json").write_text(json.dumps(steps, indent=1))
+    write_results(args.out / f"hnsw-{args.tier}.json", steps)
     print(json.dumps(steps, indent=1))
 
 

@@ -1,28 +1,25 @@
 """Embedding speed: one query on ONNX Runtime (and on torch with --torch), the raw model's chunk
 throughput, and ingest (chunk, embed, BM25, write to a fresh embedded store) on the same chunks.
 
-    .venv/bin/python -m bench.embedding [--docs 120] [--torch]
+    .venv/bin/python -m bench.index.embedding [--docs 120] [--torch]
 
 The documents are the demo corpus's texts joined into long documents, so most chunks are full
 (180 words, ~240 word pieces): the worst case for the model.
 """
 
 import argparse
-import json
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 from app.embeddings.dense import DenseEncoder, MiniLMEncoder
 from app.embeddings.sparse import Bm25Encoder
-from app.ingest.chunking import chunk_text
-from app.ingest.demo import DEMO_CORPUS
 from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.ingest.queue import BATCH_DOCUMENTS
 from app.store.edge import EdgeStore
+from bench.harness.model import chunk_texts, chunks_per_second, long_documents
 
 QUERIES = [
     "quarterly budget review",
@@ -31,22 +28,6 @@ QUERIES = [
     "observing jupiter with a telescope",
     "What is the effect of a magnetic field on an electron beam?",
 ]
-
-
-def long_documents(count: int) -> list[dict[str, object]]:
-    lines = [line for line in DEMO_CORPUS.read_text(encoding="utf-8").splitlines() if line]
-    texts = [str(json.loads(line)["content"]) for line in lines]
-    return [
-        {
-            "doc_type": "note",
-            "doc_id": f"long-{i}",
-            "title": f"Long document {i}",
-            "content": " ".join(texts[(i * 3 + k) % len(texts)] for k in range(6)),
-            "owner": "bench",
-            "modified_at": "2026-05-04T10:00:00Z",
-        }
-        for i in range(count)
-    ]
 
 
 def query_ms(encoder: DenseEncoder, rounds: int) -> float:
@@ -59,12 +40,6 @@ def query_ms(encoder: DenseEncoder, rounds: int) -> float:
             encoder.encode([query])
             times.append((time.perf_counter() - started) * 1000)
     return statistics.median(times)
-
-
-def chunks_per_second(encoder: DenseEncoder, texts: Sequence[str]) -> float:
-    started = time.perf_counter()
-    encoder.encode(texts)
-    return len(texts) / (time.perf_counter() - started)
 
 
 def ingest_chunks_per_second(encoder: DenseEncoder, documents: list[dict[str, object]]) -> float:
@@ -81,15 +56,6 @@ def ingest_chunks_per_second(encoder: DenseEncoder, documents: list[dict[str, ob
             return chunks / (time.perf_counter() - started)
         finally:
             store.close()
-
-
-def chunk_texts(documents: list[dict[str, object]]) -> list[str]:
-    """The texts the indexer embeds: title, newline, chunk."""
-    return [
-        f"{doc.title}\n{chunk}"
-        for doc in validate_batch(documents)
-        for chunk in chunk_text(doc.content)
-    ]
 
 
 def main() -> None:

@@ -3,7 +3,7 @@ of nonsense queries against that of real ones, on Vaswani (the real model on the
 this process) and on the demo corpus (through the service's semantic search), with the recall
 and the size of the strong set at each candidate floor.
 
-    .venv/bin/python -m bench.strong_matches [--floors 0.3,0.35,0.4]
+    .venv/bin/python -m bench.quality.strong_matches [--floors 0.3,0.35,0.4]
 
 Results: bench/results/strong_matches.json."""
 
@@ -19,12 +19,11 @@ import httpx
 import numpy as np
 
 from app.embeddings.dense import MiniLMEncoder
-from bench.corpus import load_vaswani
-from bench.demo_server import running_demo
-from bench.page import QUERIES
-from bench.quality import load_average
+from bench.harness import results
+from bench.harness.corpus import load_vaswani
+from bench.harness.demo_server import PAGE_QUERIES, running_demo
 
-RESULTS = Path(__file__).resolve().parent / "results" / "strong_matches.json"
+RESULTS = results.RESULTS / "strong_matches.json"
 FIXED_NONSENSE = [
     "zzqxqv nonexistentword",
     "qwxz plorf",
@@ -101,7 +100,7 @@ def demo(floors: list[float], junk: list[str]) -> dict[str, Any]:
                 found = client.post("/api/v1/search", json=body).json()
                 return [r["relevance"] for r in found["results"]]
 
-            real = {q: best_cosines(q) for q in QUERIES + DEMO_EXTRA}
+            real = {q: best_cosines(q) for q in PAGE_QUERIES + DEMO_EXTRA}
             made_up = {q: best_cosines(q)[0] for q in junk}
     return {
         "real_best_cosine": {q: c[0] for q, c in real.items()},
@@ -127,11 +126,11 @@ def main(argv: list[str] | None = None) -> None:
     floors = [float(f) for f in args.floors.split(",")]
     junk = nonsense(50)
     report = {
-        "load_average": load_average(),
+        "load_average": results.load_average_text(),
         "vaswani": vaswani(floors, junk),
         "demo": demo(floors, junk[:20]),
     }
-    RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    results.write_results(RESULTS, report, end="\n")
     print(json.dumps(report, indent=1))
 
 

@@ -3,20 +3,19 @@ machine's noise falls on every variant alike: the default path as it was before 
 fused inside the engine, BM25 query terms weighted 1) against today's default path, and today's
 options (DBSF, convex, feedback, a reranker on loopback that answers at once).
 
-    .venv/bin/python -m bench.levers_ab [--data DIR] [--rounds 5]
+    .venv/bin/python -m bench.quality.levers_ab [--data DIR] [--rounds 5]
 
-Runs on a copy of the 11k tier's data directory (bench.quality or bench.run prepare it)."""
+Runs on a copy of the 11k tier's data directory (bench.quality.retrieval or bench.run prepare
+it)."""
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import qdrant_edge as qe
 from qdrant_client import models
@@ -31,12 +30,13 @@ from app.search.service import SearchQuery, SearchService
 from app.store.base import Hit, Query
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
-from bench.corpus import QUALITY_GROUP, load_vaswani
-from bench.loopback import JsonHandler, loopback_server
-from bench.prepare import COLLECTION, tier_dir
-from bench.quality_report import render_levers
+from bench.harness.corpus import QUALITY_GROUP, judged_queries
+from bench.harness.figures import percentiles
+from bench.harness.loopback import JsonHandler, loopback_server
+from bench.harness.prepare import COLLECTION, tier_dir
+from bench.harness.results import DATA, RESULTS, load_average, write_results
+from bench.quality.report import render_levers
 
-ROOT = Path(__file__).resolve().parent
 READER = Principal("quality", (QUALITY_GROUP,), frozenset({"search"}))
 
 
@@ -100,12 +100,11 @@ class InstantReranker(JsonHandler):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.levers_ab")
-    parser.add_argument("--data", type=Path, default=ROOT / ".data")
+    parser = argparse.ArgumentParser(prog="python -m bench.quality.levers_ab")
+    parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
-    _, queries, qrels = load_vaswani()
-    texts = [queries[q] for q in sorted(queries) if q in qrels]
+    texts = judged_queries()
     scratch = Path(tempfile.mkdtemp(prefix="levers-"))
     shutil.copytree(tier_dir(args.data, "11k") / "data", scratch / "data")
     store = EdgeStore(scratch / "data", COLLECTION)
@@ -126,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
                 "now: hybrid rrf + rerank (instant loopback)": (now, replace(base, rerank=True)),
             }
             walls: dict[str, list[float]] = {name: [] for name in variants}
-            load_before = os.getloadavg()
+            load_before = load_average()
             for text in texts[:10]:  # warm-up
                 for service, query in variants.values():
                     service.search(READER, replace(query, text=text))
@@ -140,23 +139,23 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         store.close()
         shutil.rmtree(scratch, ignore_errors=True)
-    report(walls, load_before, os.getloadavg())
+    report(walls, load_before, load_average())
 
 
-def report(walls: dict[str, list[float]], before: Any, after: Any) -> None:
+def report(walls: dict[str, list[float]], before: list[float], after: list[float]) -> None:
     baseline = statistics.median(next(iter(walls.values())))
-    rows = {
-        name: {
-            "p50_ms": round(statistics.median(w), 2),
-            "p95_ms": round(sorted(w)[int(0.95 * len(w))], 2),
+    rows = {}
+    for name, w in walls.items():
+        spread = percentiles(w)
+        rows[name] = {
+            "p50_ms": spread["p50"],
+            "p95_ms": spread["p95"],
             "vs_before": round(statistics.median(w) / baseline, 3),
             "delta_p50_ms": round(statistics.median(w) - baseline, 2),
         }
-        for name, w in walls.items()
-    }
-    load = {"before": [round(x, 2) for x in before], "after": [round(x, 2) for x in after]}
+    load = {"before": before, "after": after}
     result = {"rows": rows, "load_average": load}
-    (ROOT / "results" / "levers.json").write_text(json.dumps(result, indent=1))
+    write_results(RESULTS / "levers.json", result)
     print(json.dumps(rows, indent=1), json.dumps(load))
     render_levers(result)
 

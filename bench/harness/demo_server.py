@@ -3,7 +3,6 @@ the browser tests, the page timing and the screenshots."""
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.harness.loopback import free_port
+
+# Ten searches on the demo corpus as a user types them: the page timing's (bench.surfaces.page),
+# and the real queries the strong-match floor was weighed on (bench.quality.strong_matches).
+PAGE_QUERIES = [
+    "quarterly budget",
+    "garden",
+    "telescope observing night",
+    "kubernetes outage",
+    "onboarding checklist",
+    "travel plans",
+    "security audit findings",
+    "recipe with eggs",
+    "database migration",
+    "customer escalation",
+]
 SIGNED_IN_LINK = re.compile(r"Search page, signed in: (http://\S+#token=(\S+))")
 
 
@@ -21,13 +36,6 @@ class DemoServer:
     base: str  # http://127.0.0.1:<port>
     token: str  # the dev token `serve --dev` printed
     link: str  # the printed link that opens /viz signed in
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _environment(data_dir: Path) -> dict[str, str]:

@@ -22,7 +22,7 @@ from app.ingest.pipeline import chunk_payload, chunk_point_id
 from app.ingest.sparse_fit import SparseFit, mean_length, read_fit, write_fit
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
-from bench.corpus import (
+from bench.harness.corpus import (
     DERIVATION,
     Chunk,
     derived_chunks,
@@ -30,7 +30,7 @@ from bench.corpus import (
     mix_vectors,
     real_chunks,
 )
-from bench.encoder import CachedEncoder
+from bench.harness.encoder import CachedEncoder
 
 COLLECTION = "astrolabe"
 UPSERT_BATCH = 512
@@ -52,6 +52,7 @@ TIERS = {
     "1m": Tier("1m", 1_000_000),
 }
 DERIVED_BLOCK = 50_000  # derived points made, mixed and written at a time (the 1m tier's memory)
+HTTP_LOAD_MAX = 300_000  # the live benchmark loads larger tiers through the store layer
 
 
 @dataclass
@@ -65,7 +66,7 @@ class Prepared:
     layout: str  # the payload keys the Indexer writes: a new layout rebuilds the tier
     optimize_seconds: float = 0.0  # the ingest command's HNSW build after the load (0: none)
     hnsw_chunks: int = 0  # chunks in an HNSW index when the service starts
-    derivation: int = 0  # bench.corpus.DERIVATION the points were made with
+    derivation: int = 0  # bench.harness.corpus.DERIVATION the points were made with
 
 
 def payload_keys() -> str:
@@ -81,6 +82,11 @@ def payload_layout() -> str:
 
 def tier_dir(root: Path, tier: str) -> Path:
     return root / "tiers" / tier
+
+
+def live_data_dir(out: Path) -> Path:
+    """The data directory the live benchmark serves in the tier directory `out`."""
+    return out / "data" if TIERS[out.name].chunks > HTTP_LOAD_MAX else out / "live" / "data"
 
 
 def model_encoder(cache: Path, hashing: bool) -> CachedEncoder:
@@ -107,7 +113,8 @@ def real_points(
 def derived_points(
     real: list[Chunk], vectors: np.ndarray, count: int, **variant: Any
 ) -> Iterator[tuple[list[Chunk], np.ndarray]]:
-    """`count` derived chunks (bench.corpus.derived_chunks) and their mixed vectors, in blocks."""
+    """`count` derived chunks (bench.harness.corpus.derived_chunks) and their mixed vectors, in
+    blocks."""
     made = derived_chunks(real, count, **variant)
     while block := list(itertools.islice(made, DERIVED_BLOCK)):
         a = np.array([pa for _, pa, _ in block])
@@ -161,7 +168,7 @@ def point_count(out: Path) -> int:
 
 def _current_files(out: Path, tier: Tier) -> bool:
     """Whether the tier's plain files hold its points as the current corpus functions and payload
-    layout make them (as `prepare_files` leaves them for `bench.hnsw`)."""
+    layout make them (as `prepare_files` leaves them for `bench.index.hnsw`)."""
     if not all((out / name).exists() for name in ("points.jsonl", "dense.f32", DERIVED_MARKER)):
         return False
     if json.loads((out / DERIVED_MARKER).read_text()).get("derivation") != DERIVATION:
@@ -174,7 +181,7 @@ def _current_files(out: Path, tier: Tier) -> bool:
 
 def prepare_files(root: Path, tier: Tier, docs: dict[str, str], encoder: CachedEncoder) -> Path:
     """Only the tier's points as plain files (no data directory), unless they are there: what
-    `bench.hnsw` and the live benchmark load themselves."""
+    `bench.index.hnsw` and the live benchmark load themselves."""
     out = tier_dir(root, tier.name)
     if not _current_files(out, tier):
         write_tier_files(out, tier, docs, encoder)
@@ -314,7 +321,7 @@ PEER_KEYS = ("id", "embed_text", "readers", "modified_at", "category", "folders"
 def read_peer_files(out: Path, name: str = "points") -> tuple[list[dict[str, Any]], np.ndarray]:
     """The points the peers load and the filter oracle reads (only the keys they use: the 1m
     tier's whole payloads would not fit beside them), and their vectors. `name`: the tier's
-    points, or `trickle` (bench.live's new documents)."""
+    points, or `trickle` (bench.index.live's new documents)."""
     points = [
         {k: p[k] for k in PEER_KEYS}
         for part in batched_points(out / f"{name}.jsonl", 4096)

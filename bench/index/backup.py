@@ -1,7 +1,7 @@
 """Backup and restore times at a prepared tier (the figures in docs/deployment.md, "Backup and
 restore"):
 
-    .venv/bin/python -m bench.backup --tier 100k --runs 3
+    .venv/bin/python -m bench.index.backup --tier 100k --runs 3
 
 - stopped: what `astrolabe-search backup DEST` does on a stopped index: the copy (the moment
   writes would wait for under `serve`), then the checksums and the manifest;
@@ -13,11 +13,9 @@ Medians of the runs, with the 1-minute load average (the machine is shared) besi
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -28,25 +26,19 @@ from app.backup.stream import download
 from app.config import Settings
 from app.store.copies import disk_usage
 from app.store.edge import EdgeStore
-from bench import service
-from bench.prepare import COLLECTION, tier_dir
-
-ROOT = Path(__file__).resolve().parent
-
-
-def _timed(run: Any) -> tuple[float, Any]:
-    started = time.perf_counter()
-    result = run()
-    return time.perf_counter() - started, result
+from bench.harness import service
+from bench.harness.figures import timed
+from bench.harness.prepare import COLLECTION, tier_dir
+from bench.harness.results import DATA, RESULTS, load_average, write_results
 
 
 def stopped(data_dir: Path, dest: Path) -> dict[str, float]:
     """The copy alone (writes paused this long under serve), and the whole backup."""
     store = EdgeStore(data_dir, COLLECTION, facet_index=False, check_settings=False)
     try:
-        copy_s, _ = _timed(lambda: store.copy_to(dest / "copy", {}))
+        copy_s, _ = timed(lambda: store.copy_to(dest / "copy", {}))
         shutil.rmtree(dest / "copy")
-        whole_s, _ = _timed(lambda: make_backup(store, dest / "backup", COLLECTION))
+        whole_s, _ = timed(lambda: make_backup(store, dest / "backup", COLLECTION))
     finally:
         store.close()
     return {"copy_s": copy_s, "backup_s": whole_s}
@@ -54,37 +46,33 @@ def stopped(data_dir: Path, dest: Path) -> dict[str, float]:
 
 def restored(backup: Path, into: Path) -> float:
     settings = Settings(data_dir=into, collection=COLLECTION)
-    seconds, _ = _timed(lambda: restore(backup, settings))
+    seconds, _ = timed(lambda: restore(backup, settings))
     return seconds
 
 
 def running(data_dir: Path, dest: Path) -> float:
     with service.running_service(data_dir) as svc:
-        seconds, _ = _timed(lambda: download(svc.base, service.INDEX_KEY, dest))
+        seconds, _ = timed(lambda: download(svc.base, service.INDEX_KEY, dest))
     return seconds
 
 
-def load() -> float:
-    return round(os.getloadavg()[0], 1)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.backup")
+    parser = argparse.ArgumentParser(prog="python -m bench.index.backup")
     parser.add_argument("--tier", default="100k")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--data", type=Path, default=ROOT / ".data")
-    parser.add_argument("--out", type=Path, default=ROOT / "results")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     data_dir = tier_dir(args.data, args.tier) / "data"
     runs: list[dict[str, Any]] = []
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory(dir=args.data) as tmp:
             work = Path(tmp)
-            run: dict[str, Any] = {"load_before": load()}
+            run: dict[str, Any] = {"load_before": load_average(1)[0]}
             run |= stopped(data_dir, work)
             run["restore_s"] = restored(work / "backup", work / "restored")
             run["running_backup_s"] = running(data_dir, work / "through-service")
-            run["load_after"] = load()
+            run["load_after"] = load_average(1)[0]
             manifest = Manifest.read(work / "backup")
             run["backup_mib_on_disk"] = round(disk_usage(work / "backup") / 2**20)
             run["backup_mib_apparent"] = round(
@@ -96,8 +84,7 @@ def main() -> None:
     keys = ["copy_s", "backup_s", "restore_s", "running_backup_s"]
     summary = {key: round(statistics.median(r[key] for r in runs), 2) for key in keys}
     result = {"tier": args.tier, "median": summary, "runs": runs}
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"backup-{args.tier}.json").write_text(json.dumps(result, indent=1) + "\n")
+    write_results(args.out / f"backup-{args.tier}.json", result, end="\n")
     print(json.dumps(summary))
 
 

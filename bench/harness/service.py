@@ -17,18 +17,19 @@ from typing import Any
 
 import httpx
 
-from bench.corpus import BENCH_GROUP, BENCH_USER, FIRST_DAY, QUALITY_GROUP, SPAN
-from bench.demo_server import free_port
-from bench.prepare import COLLECTION
+from bench.harness.corpus import BENCH_GROUP, BENCH_USER, FIRST_DAY, QUALITY_GROUP, SPAN, YEAR
+from bench.harness.figures import ndcg_at_10, percentiles
+from bench.harness.loopback import free_port
+from bench.harness.prepare import COLLECTION
 
 BENCH_KEY = "bench-user-key"
 QUALITY_KEY = "bench-quality-key"
-INDEX_KEY = "bench-index-key"  # scope index: writes documents (bench.live), backups (bench.backup)
-YEAR = 365 * 86_400
+# scope index: writes documents (bench.index.live), backups (bench.index.backup)
+INDEX_KEY = "bench-index-key"
 
 
 def scenarios() -> dict[str, dict[str, Any]]:
-    """Request bodies (without `query`) for each row; selectivity follows bench.corpus."""
+    """Request bodies (without `query`) for each row; selectivity follows bench.harness.corpus."""
     half = FIRST_DAY + SPAN // 2
     return {
         "hybrid, access rule only": {},
@@ -198,6 +199,35 @@ def running_service(
             process.wait()
 
 
+@contextmanager
+def demo_service(
+    data_dir: Path, key: str, scope: str, quiet: bool = False
+) -> Iterator[tuple[str, float]]:
+    """`serve` on a free port over `data_dir` with the demo corpus (`astrolabe-search demo` runs
+    first and loads it if needed; `quiet`: its output captured), one API key `key` of `scope`
+    for the demo's user in a keys file beside the data directory, and this environment's other
+    settings. Yields the base URL and the seconds from the start until /readyz answered 200."""
+    keys = data_dir.parent / "bench-keys.json"
+    keys.parent.mkdir(parents=True, exist_ok=True)
+    keys.write_text(json.dumps({key: {"sub": "dev", "groups": ["demo"], "scope": scope}}))
+    env = os.environ | {"SEARCH_DATA_DIR": str(data_dir), "SEARCH_API_KEYS_FILE": str(keys)}
+    subprocess.run([sys.executable, "-m", "app", "demo"], env=env, check=True, capture_output=quiet)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    started = time.perf_counter()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield base, wait_ready(base, server, started, timeout=300)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
 def wait_ready(
     base: str,
     process: subprocess.Popen[bytes],
@@ -250,15 +280,6 @@ def _wait_idle(pid: int, timeout: float, window: float = 1.0) -> None:
         if _used_since(before, after) < 0.05 * window:
             return
         before = after
-
-
-def percentiles(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-
-    def at(q: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
-
-    return {"p50": round(statistics.median(ordered), 2), "p95": at(0.95), "p99": at(0.99)}
 
 
 def _body(query: str, extra: dict[str, Any]) -> dict[str, Any]:
@@ -353,6 +374,37 @@ def throughput(
     return [asyncio.run(_load(base, queries, c, seconds)) for c in levels]
 
 
+@dataclass
+class Scores:
+    """Per query, in order: nDCG@10, recall@100, and the wall time over HTTP."""
+
+    ndcg: list[float]
+    recall: list[float]
+    wall_ms: list[float]
+
+
+def ask(
+    client: httpx.Client,
+    base: str,
+    queries: dict[str, str],
+    qrels: dict[str, set[str]],
+    body: dict[str, Any],
+) -> Scores:
+    """Every query (each one judged in `qrels`) with the request fields `body`: 100 results,
+    each document counted once."""
+    scores = Scores([], [], [])
+    for qid, text in queries.items():
+        request = {"query": text, "limit": 100, "granularity": "document", **body}
+        started = time.perf_counter()
+        response = client.post(f"{base}/api/v1/search", json=request)
+        scores.wall_ms.append((time.perf_counter() - started) * 1000)
+        response.raise_for_status()
+        ranked = [str(r["doc_id"]) for r in response.json()["results"]]
+        scores.ndcg.append(ndcg_at_10(ranked, qrels[qid]))
+        scores.recall.append(len(set(ranked) & qrels[qid]) / len(qrels[qid]))
+    return scores
+
+
 def quality(
     base: str, queries: dict[str, str], qrels: dict[str, set[str]]
 ) -> dict[str, dict[str, float]]:
@@ -363,35 +415,14 @@ def quality(
         "hybrid rrf": {"algorithm": "hybrid", "fusion": "rrf"},
         "hybrid dbsf": {"algorithm": "hybrid", "fusion": "dbsf"},
     }
+    judged = {qid: text for qid, text in queries.items() if qid in qrels}
     headers = {"Authorization": f"Bearer {QUALITY_KEY}"}
     results: dict[str, dict[str, float]] = {}
     with httpx.Client(headers=headers, timeout=60) as client:
         for name, extra in variants.items():
-            ndcg, recall = [], []
-            for qid, text in queries.items():
-                if qid not in qrels:
-                    continue
-                body = {"query": text, "limit": 100, "granularity": "document", **extra}
-                response = client.post(f"{base}/api/v1/search", json=body)
-                response.raise_for_status()
-                ranked = [str(r["doc_id"]) for r in response.json()["results"]]
-                ndcg.append(ndcg_at_10(ranked, qrels[qid]))
-                recall.append(len(set(ranked) & qrels[qid]) / len(qrels[qid]))
+            scores = ask(client, base, judged, qrels, extra)
             results[name] = {
-                "ndcg@10": round(statistics.mean(ndcg), 4),
-                "recall@100": round(statistics.mean(recall), 4),
+                "ndcg@10": round(statistics.mean(scores.ndcg), 4),
+                "recall@100": round(statistics.mean(scores.recall), 4),
             }
     return results
-
-
-def ndcg_at_10(ranked: list[str], relevant: set[str]) -> float:
-    import math
-
-    dcg = sum(1 / math.log2(i + 2) for i, d in enumerate(ranked[:10]) if d in relevant)
-    ideal = sum(1 / math.log2(i + 2) for i in range(min(10, len(relevant))))
-    return dcg / ideal if ideal else 0.0
-
-
-def disk_mib(path: Path) -> float:
-    total = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-    return round(total / 2**20, 1)

@@ -4,7 +4,7 @@ loopback OpenAI-compatible server answers instantly with hashing vectors. That i
 embedding server on a GPU box can lift ingest to on this machine; the model's own throughput on
 the GPU box is not measured here.
 
-    .venv/bin/python -m bench.ingest_ceiling [--documents 2000]
+    .venv/bin/python -m bench.index.ingest_ceiling [--documents 2000]
 """
 
 import argparse
@@ -20,7 +20,7 @@ from app.embeddings.sparse import Bm25Encoder
 from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.store.edge import EdgeStore
-from bench.loopback import JsonHandler, loopback_server
+from bench.harness.loopback import JsonHandler, loopback_server
 
 BATCH = 16  # documents per indexing batch, as the queue takes them
 

@@ -1,12 +1,12 @@
 """Latency of the MCP `search` tool against the same search over HTTP, on the demo corpus.
 
 Starts `astrolabe-search serve` on the demo data directory (loads the corpus first if needed),
-then runs every query of bench.http_latency under each filter scenario several times, three
+then runs every query of bench.surfaces.http_latency under each filter scenario several times, three
 ways, interleaved: `POST /api/v1/search`; a `tools/call` of `search` as one JSON-RPC POST to
 /mcp (the transport alone); and through the SDK's Streamable HTTP client, one session for all
 calls (what an assistant's MCP client pays). Reports medians.
 
-    .venv/bin/python -m bench.mcp_latency [--data-dir DIR] [--rounds 5]
+    .venv/bin/python -m bench.surfaces.mcp_latency [--data-dir DIR] [--rounds 5]
 """
 
 import asyncio
@@ -19,7 +19,13 @@ import httpx2
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from bench.http_latency import QUERIES, demo_service, parse_arguments, scenarios, timed_search
+from bench.surfaces.http_latency import (
+    QUERIES,
+    demo,
+    parse_arguments,
+    scenarios,
+    timed_search,
+)
 
 HEADERS = {"Authorization": "Bearer bench"}
 MCP_HEADERS = HEADERS | {"Accept": "application/json, text/event-stream"}
@@ -73,7 +79,7 @@ def report(base: str, rounds: int) -> None:
 
 def main() -> None:
     args = parse_arguments()
-    with demo_service(args.data_dir) as (base, _):
+    with demo(args.data_dir) as (base, _):
         report(base, args.rounds)
 
 

@@ -19,8 +19,9 @@ import numpy as np
 from app.ingest.chunking import Chunk as Span
 from app.ingest.chunking import chunk_spans
 from app.ingest.documents import Document
+from bench.harness.results import REPO
 
-DATASET = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "vaswani_npl"
+DATASET = REPO.parent / "shared" / "datasets" / "vaswani_npl"
 SEED = 20261130
 DERIVATION = 2  # bumped whenever the functions below make other points: tiers are remade
 CHUNK_WORDS = 180  # the Indexer's default
@@ -31,6 +32,7 @@ TAGS = [f"tag{i:02d}" for i in range(20)]
 CATEGORIES = [f"cat{i:02d}" for i in range(20)]
 FIRST_DAY = 1_577_836_800  # 2020-01-01
 SPAN = 6 * 365 * 86_400
+YEAR = 365 * 86_400
 
 _DOC = re.compile(r"<DOCNO>(.*?)</DOCNO>(.*?)</DOC>", re.S)
 _QUERY = re.compile(r"<num>(.*?)</num><title>(.*?)</title>", re.S)
@@ -55,6 +57,17 @@ def load_vaswani(
         if int(rel) > 0:
             qrels.setdefault(qid, set()).add(doc_id)
     return docs, queries, qrels
+
+
+def judged(queries: dict[str, str], qrels: dict[str, set[str]]) -> dict[str, str]:
+    """The queries with relevance judgements, in the order of their ids."""
+    return {q: queries[q] for q in sorted(queries) if q in qrels}
+
+
+def judged_queries(dataset: Path = DATASET, count: int | None = None) -> list[str]:
+    """The texts of the first `count` judged queries (all of them: None)."""
+    _, queries, qrels = load_vaswani(dataset)
+    return list(judged(queries, qrels).values())[:count]
 
 
 def long_documents(

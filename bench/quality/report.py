@@ -2,18 +2,18 @@
 docs/img/quality-latency.png (nDCG@10 against p50 latency), and bench/results/levers.json
 (between the levers markers).
 
-    .venv/bin/python -m bench.quality_report"""
+    .venv/bin/python -m bench.quality.report"""
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results" / "quality.json"
-DOC = ROOT / "docs" / "benchmarks.md"
-PLOT = ROOT / "docs" / "img" / "quality-latency.png"
-LEVERS = ROOT / "bench" / "results" / "levers.json"
+from bench.harness import results
+
+RESULTS = results.RESULTS / "quality.json"
+DOC = results.DOCS / "benchmarks.md"
+PLOT = results.DOCS / "img" / "quality-latency.png"
+LEVERS = results.RESULTS / "levers.json"
 START, END = "<!-- quality:start -->", "<!-- quality:end -->"
 LEVERS_START, LEVERS_END = "<!-- levers:start -->", "<!-- levers:end -->"
 TITLES = {
@@ -82,8 +82,7 @@ def _between(start: str, end: str, lines: list[str]) -> None:
     if start not in text:
         print(f"{DOC} has no {start} marker: nothing rendered", file=sys.stderr)
         return
-    head, rest = text.split(start, 1)
-    DOC.write_text(head + "\n".join([start, *lines, end]) + rest.split(end, 1)[1])
+    DOC.write_text(results.replace_between(text, start, end, "\n".join(lines)))
 
 
 def render(result: dict[str, Any]) -> None:

@@ -1,23 +1,22 @@
 """The live index (issue 16), measured from outside as a client that feeds documents over HTTP:
 
-1. load: a fresh data directory, `serve` embedding through `bench.embed_stub` (the tier's chunk
-   vectors from the bench's tables, queries through the real model), the tier's documents sent
-   with `POST /api/v1/documents?wait=true` in batches of 256 while a prober searches every
-   100 ms; right after, with no restart: every scenario, throughput, status, memory; and again
-   once the service has merged, by itself, the segments its rebuilds left (after the writes
-   paused);
+1. load: a fresh data directory, `serve` embedding through `bench.harness.embed_stub` (the
+   tier's chunk vectors from the bench's tables, queries through the real model), the tier's
+   documents sent with `POST /api/v1/documents?wait=true` in batches of 256 while a prober
+   searches every 100 ms; right after, with no restart: every scenario, throughput, status,
+   memory; and again once the service has merged, by itself, the segments its rebuilds left
+   (after the writes paused);
 2. trickle: new documents at 50 a second while the prober searches every 50 ms;
 3. restart: `serve` again on the same data directory with the local model: cold start, the
    searches of the first seconds after /readyz, every scenario.
 
-Tiers past HTTP_LOAD_MAX (the 1m tier) are prepared through the store layer as bench.prepare
+Tiers past HTTP_LOAD_MAX (the 1m tier) are prepared through the store layer as bench.harness.prepare
 does and start at the trickle, once the service has read its index back. The peers' live side
 is in bench.peers (`--live`)."""
 
 import gc
 import itertools
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -31,36 +30,41 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 
 from app.ingest.documents import Document
 from app.ingest.models import DocumentIn
-from bench import service
-from bench.corpus import SEED, derived_chunks, real_chunks
-from bench.encoder import CachedEncoder, text_key
-from bench.prepare import (
+from app.store.edge import EdgeStore
+from bench.harness import service
+from bench.harness.corpus import SEED, derived_chunks, real_chunks
+from bench.harness.encoder import CachedEncoder, text_key
+from bench.harness.figures import disk_mib, percentiles
+from bench.harness.prepare import (
+    COLLECTION,
+    HTTP_LOAD_MAX,
     TIERS,
     Tier,
     batched_points,
     derived_points,
+    live_data_dir,
+    model_encoder,
     prepare,
     prepare_files,
+    read_peer_files,
     real_points,
     tier_dir,
+    upsert_file,
     write_points,
 )
+from bench.harness.results import load_average
+from bench.index.hnsw import Side, Workload, probe
 
 LOAD_BATCH = 256
-HTTP_LOAD_MAX = 300_000  # larger tiers are loaded through the store layer
 TRICKLE_BATCH = 10
 STALL_MS = 100.0  # a probe slower than this is listed with its moment
 TIMELINE_EVERY = 5  # of the status readings (one a second), the ones kept in the results
 MERGE_WAIT_S = 1800.0  # from the last write of the load until the merge is reported done
 TRICKLE_SEED, TRICKLE_PREFIX = SEED + 2, "live"  # new documents, none of them in any tier
-
-
-def live_data_dir(out: Path) -> Path:
-    """The data directory the live benchmark serves in the tier directory `out`."""
-    return out / "data" if TIERS[out.name].chunks > HTTP_LOAD_MAX else out / "live" / "data"
 
 
 def tier_documents(tier: Tier, docs: dict[str, str]) -> list[Document]:
@@ -111,7 +115,7 @@ class Stub:
 
 @contextmanager
 def embed_stub(tables: list[Path], hashing: bool) -> Iterator[Stub]:
-    command = [sys.executable, "-m", "bench.embed_stub"]
+    command = [sys.executable, "-m", "bench.harness.embed_stub"]
     command += [f"--table={t}" for t in tables] + (["--hashing"] if hashing else [])
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
@@ -130,7 +134,7 @@ def embed_stub(tables: list[Path], hashing: bool) -> Iterator[Stub]:
 def summary(samples: list[float]) -> dict[str, float]:
     if not samples:
         return {"count": 0}
-    return service.percentiles(samples) | {"max": round(max(samples), 1), "count": len(samples)}
+    return percentiles(samples) | {"max": round(max(samples), 1), "count": len(samples)}
 
 
 @dataclass
@@ -293,11 +297,6 @@ def service_log(log: Path, most: int = 60) -> list[str]:
     return [line[:300] for line in lines if any(word in line for word in NOTEWORTHY)][:most]
 
 
-def load_average() -> list[float]:
-    """The machine's 1, 5 and 15 minute load averages (2 cores shared with other work)."""
-    return [round(x, 2) for x in os.getloadavg()]
-
-
 def status(base: str) -> dict[str, Any]:
     keys = ("documents", "chunks", "pending", "hnsw_chunks", "unindexed_chunks")
     answer = httpx.get(f"{base}/api/v1/status", timeout=60).json()
@@ -397,13 +396,7 @@ def restart(data_dir: Path, queries: list[str], args: Any) -> dict[str, Any]:
 def offline_twin(out: Path, data_dir: Path, queries: list[str], encoder: CachedEncoder) -> Any:
     """The index the live run left against its twin: the same points (the tier's, then the
     trickle's) written through the store layer and optimized offline (built once, kept in
-    `live/twin`), both reopened here and timed query by query (bench.hnsw's probe)."""
-    import numpy as np
-
-    from app.store.edge import EdgeStore
-    from bench.hnsw import Side, Workload, disk_mib, probe
-    from bench.prepare import COLLECTION, read_peer_files, upsert_file
-
+    `live/twin`), both reopened here and timed query by query (bench.index.hnsw's probe)."""
     twin = out / "live" / "twin"
     if not (twin / "built").exists():
         shutil.rmtree(twin, ignore_errors=True)
@@ -431,8 +424,6 @@ def offline_twin(out: Path, data_dir: Path, queries: list[str], encoder: CachedE
 def measure_live(
     root: Path, tier_name: str, args: Any, docs: dict[str, str], queries: list[str]
 ) -> dict[str, Any]:
-    from bench.prepare import model_encoder
-
     tier = TIERS[tier_name]
     encoder = model_encoder(root / "cache", hashing=args.smoke)
     result: dict[str, Any] = {"tier": tier_name, "mode": "live", "queries": len(queries)}
@@ -483,7 +474,7 @@ def measure_live(
         stopping = time.perf_counter()
     result["stop_s"] = round(time.perf_counter() - stopping, 2)
     result["restart"] = restart(data_dir, queries, args) | {"load_average": load_average()}
-    result["disk_mib"] = service.disk_mib(data_dir)
+    result["disk_mib"] = disk_mib(data_dir)
     result["service_log"] = service_log(data_dir.parent / "serve.log")
     if args.offline_twin:
         result["offline_twin"] = offline_twin(out, data_dir, queries, encoder)

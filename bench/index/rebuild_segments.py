@@ -9,11 +9,10 @@ clients for 15 s twice, with the CPU each process spent per search (the engine p
 one call at a time, so its CPU per search bounds the throughput). The optimize seconds are the
 rebuild work the count costs (in process: the service's rebuilds add the copy and the replay).
 
-    .venv/bin/python -m bench.rebuild_segments --counts 8,6,5,4,2"""
+    .venv/bin/python -m bench.index.rebuild_segments --counts 8,6,5,4,2"""
 
 import argparse
 import json
-import os
 import resource
 import shutil
 import time
@@ -24,10 +23,10 @@ import qdrant_edge as qe
 
 from app.config import Settings
 from app.store.edge import EdgeStore
-from bench import service
-from bench.corpus import DATASET, load_vaswani
-from bench.prepare import COLLECTION, TIERS, model_encoder, prepare_files, upsert_file
-from bench.run import ROOT, judged_queries, machine
+from bench.harness import service
+from bench.harness.corpus import DATASET, judged_queries, load_vaswani
+from bench.harness.prepare import COLLECTION, TIERS, model_encoder, prepare_files, upsert_file
+from bench.harness.results import DATA, RESULTS, load_average, machine, write_results
 
 CLIENTS = 16
 WINDOW_S = 15.0
@@ -80,7 +79,7 @@ def load(base: str, pid: int, queries: list[str]) -> dict[str, Any]:
     searches = result["searches_per_s"] * (time.perf_counter() - started)
     cpu = _cpu_ms_per_search(before, service.cpu_seconds(pid), roles, searches)
     cpu["client"] = round((_own_cpu_s() - own) * 1000 / searches, 2)
-    return result | {"cpu_ms_per_search": cpu, "load_average": os.getloadavg()[0]}
+    return result | {"cpu_ms_per_search": cpu, "load_average": load_average(None)[0]}
 
 
 def measure(data_dir: Path, queries: list[str]) -> dict[str, Any]:
@@ -95,11 +94,11 @@ def measure(data_dir: Path, queries: list[str]) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.rebuild_segments")
+    parser = argparse.ArgumentParser(prog="python -m bench.index.rebuild_segments")
     parser.add_argument("--counts", default="8,6,5,4,2")
     parser.add_argument("--tier", default="100k")
-    parser.add_argument("--data", type=Path, default=ROOT / ".data")
-    parser.add_argument("--out", type=Path, default=ROOT / "results" / "rebuild-segments.json")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--out", type=Path, default=RESULTS / "rebuild-segments.json")
     args = parser.parse_args()
     docs, _, _ = load_vaswani(DATASET)
     queries = judged_queries(DATASET, 93)
@@ -115,7 +114,7 @@ def main() -> None:
         print(count, json.dumps(result["counts"][count]), flush=True)
         shutil.rmtree(target)
     result["machine"] = machine()
-    args.out.write_text(json.dumps(result, indent=1))
+    write_results(args.out, result)
 
 
 if __name__ == "__main__":

@@ -4,18 +4,14 @@ Starts `astrolabe-search serve` on a data directory holding the demo corpus (loa
 needed), times the start until /readyz answers 200, then runs each scenario's queries several
 times and reports medians, with ratios against the unfiltered hybrid baseline of the same run.
 
-    .venv/bin/python -m bench.http_latency [--data-dir DIR] [--rounds 5]
+    .venv/bin/python -m bench.surfaces.http_latency [--data-dir DIR] [--rounds 5]
 """
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +19,7 @@ import httpx
 
 from app.filters.spec import parse_modified_timestamp
 from app.ingest.demo import DEMO_CORPUS
-from bench.demo_server import free_port
-from bench.service import wait_ready
+from bench.harness.service import demo_service
 
 QUERIES = [
     "quarterly budget review",
@@ -75,34 +70,14 @@ def parse_arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
-@contextmanager
-def demo_service(data_dir: str) -> Iterator[tuple[str, float]]:
-    """`serve` on a free port over the demo data directory (the corpus loaded first if needed):
-    its base URL and the seconds from its start until /readyz answered 200."""
-    keys = Path(data_dir).parent / "bench-keys.json"
-    keys.parent.mkdir(parents=True, exist_ok=True)
-    keys.write_text(json.dumps({"bench": {"sub": "dev", "groups": ["demo"], "scope": "search"}}))
-    env = os.environ | {"SEARCH_DATA_DIR": data_dir, "SEARCH_API_KEYS_FILE": str(keys)}
-    subprocess.run([sys.executable, "-m", "app", "demo"], env=env, check=True)
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    started = time.perf_counter()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        yield base, wait_ready(base, server, started, timeout=300)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+def demo(data_dir: str) -> AbstractContextManager[tuple[str, float]]:
+    """`serve` over the demo data directory with the key `bench` (what the reports send)."""
+    return demo_service(Path(data_dir), "bench", "search")
 
 
 def main() -> None:
     args = parse_arguments()
-    with demo_service(args.data_dir) as (base, cold_start):
+    with demo(args.data_dir) as (base, cold_start):
         print(f"cold start to /readyz 200: {cold_start:.1f} s")
         report(base, args.rounds)
 

@@ -6,7 +6,7 @@ For each depth: nDCG@10 of the first page (limit 10, chunk granularity, what a u
 recall@100 (limit 100), how many of 5 consecutive pages disagree with one 50-result request
 (a result repeated or skipped when paging), and the median search time without the embedding.
 
-    .venv/bin/python -m bench.depth [--depths 10,20,30,50,100]"""
+    .venv/bin/python -m bench.quality.depth [--depths 10,20,30,50,100]"""
 
 import argparse
 import json
@@ -20,9 +20,10 @@ from app.search import service as search_service
 from app.search.algorithms import Algorithm, FusionMethod, QueryEncoder
 from app.search.service import Granularity, SearchQuery, SearchService
 from app.store.edge import EdgeStore
-from bench.corpus import QUALITY_GROUP, load_vaswani
-from bench.prepare import COLLECTION, model_encoder, tier_dir
-from bench.service import ndcg_at_10
+from bench.harness.corpus import QUALITY_GROUP, judged, load_vaswani
+from bench.harness.figures import ndcg_at_10
+from bench.harness.prepare import COLLECTION, model_encoder, tier_dir
+from bench.harness.results import DATA, RESULTS, write_results
 
 ALGORITHMS = {
     "bm25": (Algorithm.BM25, FusionMethod.RRF),
@@ -79,11 +80,11 @@ def sweep(
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--depths", default="10,20,30,50,100")
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parent / ".data")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     _, queries, qrels = load_vaswani()
-    judged = {q: queries[q] for q in sorted(queries) if q in qrels}
+    asked = judged(queries, qrels)
     store = EdgeStore(tier_dir(args.data, "11k") / "data", COLLECTION, facet_index=False)
     encoder = model_encoder(args.data / "cache", hashing=False)
     service = SearchService(store, QueryEncoder(encoder, Bm25Encoder()), rrf_k=60)
@@ -91,14 +92,13 @@ def main() -> None:
     try:
         result = {
             "shipped_depth": shipped,
-            "depths": {d: sweep(service, judged, qrels, int(d)) for d in args.depths.split(",")},
+            "depths": {d: sweep(service, asked, qrels, int(d)) for d in args.depths.split(",")},
         }
     finally:
         search_service.BASE_DEPTH = shipped
         encoder.save()
         store.close()
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "depth.json").write_text(json.dumps(result, indent=1))
+    write_results(args.out / "depth.json", result)
     print(json.dumps(result, indent=1))
 
 

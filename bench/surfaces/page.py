@@ -4,7 +4,7 @@ of 10 queries; with `--baseline COMMIT`, the page of that commit in a second tab
 browser against the same service, interleaved query by query (an A/B that holds on a busy
 machine); and the README's screenshots.
 
-    python -m bench.page [--rounds 5] [--baseline 8d6e2a6] [--screenshots docs/screenshots]
+    python -m bench.surfaces.page [--rounds 5] [--baseline 8d6e2a6] [--screenshots docs/screenshots]
 
 (`--rounds 0`: the screenshots only.)
 
@@ -13,7 +13,6 @@ Loads the demo into a temporary directory and starts `serve --dev` (or uses ASTR
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import tempfile
@@ -22,23 +21,11 @@ from typing import Any
 
 from playwright.sync_api import Browser, Page, Route, sync_playwright
 
-from bench.chromium import launch_chromium
-from bench.demo_server import DemoServer, running_demo
+from bench.harness import results
+from bench.harness.chromium import launch_chromium
+from bench.harness.demo_server import PAGE_QUERIES, DemoServer, running_demo
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results" / "page.json"
-QUERIES = [
-    "quarterly budget",
-    "garden",
-    "telescope observing night",
-    "kubernetes outage",
-    "onboarding checklist",
-    "travel plans",
-    "security audit findings",
-    "recipe with eggs",
-    "database migration",
-    "customer escalation",
-]
+RESULTS = results.RESULTS / "page.json"
 WAIT_RENDERED = (
     "(b) => { const a = document.getElementById('app');"
     " return a.dataset.rendered && a.dataset.rendered !== b; }"
@@ -85,14 +72,14 @@ def static_at(commit: str) -> dict[str, bytes]:
     """The page's files (`/viz` and `/static/...`) as they were at `commit`."""
     listed = subprocess.run(
         ["git", "ls-tree", "-r", "--name-only", commit, "app/static"],
-        cwd=ROOT,
+        cwd=results.REPO,
         check=True,
         capture_output=True,
         text=True,
     ).stdout.split()
     files = {
         "/static/" + name.removeprefix("app/static/"): subprocess.run(
-            ["git", "show", f"{commit}:{name}"], cwd=ROOT, check=True, capture_output=True
+            ["git", "show", f"{commit}:{name}"], cwd=results.REPO, check=True, capture_output=True
         ).stdout
         for name in listed
     }
@@ -140,13 +127,13 @@ def measure(
     enter: dict[str, list[float]] = {"new": [], "baseline": []}
     keystroke: list[float] = []
     for _ in range(rounds):
-        for query in QUERIES:  # interleaved: each query on each page in turn
+        for query in PAGE_QUERIES:  # interleaved: each query on each page in turn
             enter["new"].append(by_enter(new, query))
             if old is not None:
                 enter["baseline"].append(by_enter(old, query))
             keystroke.append(by_keystroke(new, query))
     result: dict[str, Any] = {
-        "load_average": " / ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "load_average": results.load_average_text(),
         "rounds": rounds,
         "enter_to_rendered": {"new": summary(enter["new"])},
         "keystroke_to_rendered": {"new": summary(keystroke)},
@@ -194,7 +181,7 @@ def main() -> None:
         browser = launch_chromium(playwright)
         if args.rounds > 0:  # 0: the screenshots only
             result = measure(browser, server, args.rounds, args.baseline)
-            RESULTS.write_text(json.dumps(result, indent=1) + "\n")
+            results.write_results(RESULTS, result, end="\n")
             print(json.dumps(result, indent=1))
         if args.screenshots:
             screenshots(browser, server, args.screenshots)

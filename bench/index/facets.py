@@ -7,7 +7,7 @@ Two copies of one embedded index are opened in one process: A counts through the
 in-memory facet index. Before every repetition the same write goes to both (a document written
 again), then A and B answer the same filters, in alternating order; both answers are compared.
 
-    python -m bench.facets --source /work/bench-data/ref/100k-optimized [--repeat 15]
+    python -m bench.index.facets --source /work/bench-data/ref/100k-optimized [--repeat 15]
 
 The source directory is copied (never opened in place); the copies are deleted afterwards."""
 
@@ -24,10 +24,8 @@ from app.filters.selectors import documents
 from app.filters.spec import FilterSpec
 from app.search.service import FACET_LIMIT
 from app.store.edge import EdgeStore
-from bench.corpus import BENCH_GROUP, BENCH_USER, FIRST_DAY, SPAN
-from bench.prepare import COLLECTION
-
-YEAR = 365 * 86_400
+from bench.harness.corpus import BENCH_GROUP, BENCH_USER, FIRST_DAY, SPAN, YEAR
+from bench.harness.prepare import COLLECTION
 
 
 def scenarios() -> dict[str, FilterSpec]:

@@ -2,7 +2,7 @@
 collection of longer documents made of its abstracts), nDCG@10 and recall@100 with each
 document counted once, the tuned settings cross-validated, and latency beside each.
 
-    .venv/bin/python -m bench.quality [--collections vaswani,long] [--smoke]
+    .venv/bin/python -m bench.quality.retrieval [--collections vaswani,long] [--smoke]
 
 Per collection the real service runs once per RRF k (SEARCH_RRF_K); every variant is asked
 every query at every dense_weight of its grid. Tuning is 5-fold cross-validation: the setting
@@ -12,7 +12,6 @@ and a plot in docs/benchmarks.md (between the quality markers)."""
 
 import argparse
 import json
-import os
 import random
 import statistics
 import time
@@ -22,15 +21,12 @@ from typing import Any
 
 import httpx
 
-from bench.corpus import DATASET, load_vaswani, long_documents
-from bench.prepare import TIERS, Tier, model_encoder, prepare, tier_dir
-from bench.service import QUALITY_KEY, ndcg_at_10, running_service
+from bench.harness import results
+from bench.harness.corpus import DATASET, load_vaswani, long_documents
+from bench.harness.prepare import TIERS, Tier, model_encoder, prepare, tier_dir
+from bench.harness.service import QUALITY_KEY, Scores, ask, running_service
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results" / "quality.json"
-DOC = ROOT / "docs" / "benchmarks.md"
-PLOT = ROOT / "docs" / "img" / "quality-latency.png"
-START, END = "<!-- quality:start -->", "<!-- quality:end -->"
+RESULTS = results.RESULTS / "quality.json"
 K_GRID = (20, 40, 60, 100)
 DEFAULT_K = 60  # SEARCH_RRF_K's default
 WEIGHTS = tuple(round(w / 10, 1) for w in range(11))
@@ -72,33 +68,6 @@ def variants(weights: tuple[float, ...]) -> list[Variant]:
         for v in plain
     ]
     return plain + with_feedback
-
-
-@dataclass
-class Scores:
-    ndcg: list[float]
-    recall: list[float]
-    wall_ms: list[float]
-
-
-def ask(
-    client: httpx.Client,
-    base: str,
-    queries: dict[str, str],
-    qrels: dict[str, set[str]],
-    body: dict[str, Any],
-) -> Scores:
-    scores = Scores([], [], [])
-    for qid, text in queries.items():
-        request = {"query": text, "limit": 100, "granularity": "document", **body}
-        started = time.perf_counter()
-        response = client.post(f"{base}/api/v1/search", json=request)
-        scores.wall_ms.append((time.perf_counter() - started) * 1000)
-        response.raise_for_status()
-        ranked = [str(r["doc_id"]) for r in response.json()["results"]]
-        scores.ndcg.append(ndcg_at_10(ranked, qrels[qid]))
-        scores.recall.append(len(set(ranked) & qrels[qid]) / len(qrels[qid]))
-    return scores
 
 
 def measure(
@@ -180,15 +149,11 @@ def collection(
     return tier_dir(args.data, tier.name) / "data", judged, qrels
 
 
-def load_average() -> str:
-    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench.quality")
+    parser = argparse.ArgumentParser(prog="python -m bench.quality.retrieval")
     parser.add_argument("--collections", default="vaswani,long")
     parser.add_argument("--queries", type=int, default=93)
-    parser.add_argument("--data", type=Path, default=ROOT / "bench" / ".data")
+    parser.add_argument("--data", type=Path, default=results.DATA)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--no-report", action="store_true", help="leave docs/ as they are")
@@ -205,18 +170,17 @@ def main(argv: list[str] | None = None) -> None:
     result: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     for name in args.collections.split(","):
         data_dir, queries, qrels = collection(name, args)
-        before = load_average()
+        before = results.load_average_text()
         measured = measure(data_dir, queries, qrels, args)
         result[name] = {
             "queries": len(queries),
-            "load_average": f"{before} -> {load_average()}",
+            "load_average": f"{before} -> {results.load_average_text()}",
             "variants": summarise(measured, args.weights),
         }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1))
+    results.write_results(args.out, result)
     print(f"wrote {args.out}")
     if not args.no_report:
-        from bench.quality_report import render
+        from bench.quality.report import render
 
         render(result)
 
