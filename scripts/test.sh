@@ -8,4 +8,7 @@ cd "$(dirname "$0")/.."
 .venv/bin/ruff format --check app tests bench scripts
 .venv/bin/mypy
 .venv/bin/lint-imports --no-cache
-.venv/bin/python -m pytest --cov --cov-report=term-missing:skip-covered --cov-fail-under=90 "$@"
+# One worker a core; a module's tests stay together on one worker (its module-scoped fixtures
+# are built once), the slowest modules first (tests/conftest.py).
+.venv/bin/python -m pytest -n auto --dist loadscope \
+  --cov --cov-report=term-missing:skip-covered --cov-fail-under=90 "$@"

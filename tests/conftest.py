@@ -34,3 +34,31 @@ def model_client(tmp_path: Path, minilm: MiniLMEncoder) -> Iterator[TestClient]:
     """The app on the real embedded engine with the real model."""
     with running_app(tmp_path / "data", minilm) as test_client:
         yield test_client
+
+
+# Run first, on both cores: the modules that take longest (tests/store/engine and the page tests
+# start processes and wait on them; fuzz runs every operation). With `--dist loadscope` a module
+# stays on one worker, so one that started last would be the tail of the whole run.
+SLOW_FIRST = (
+    "tests/store/engine/test_handover_crash.py",
+    "tests/test_fuzz.py",
+    "tests/store/engine/test_supervisor.py",
+    "tests/browser/test_page_in_use.py",
+    "tests/bench/test_harness_smoke.py",
+    "tests/store/test_congruence.py",
+    "tests/embeddings/test_dense_onnx.py",
+    "tests/browser/test_search_page.py",
+    "tests/mcp/test_endpoint.py",
+    "tests/store/test_data_dir.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        # schemathesis (4.32, under pytest 9) names every operation's test alike; its label
+        # makes the id unique, which xdist needs to send each one to a worker.
+        label = getattr(item, "operation_label", None)
+        if isinstance(label, str) and item.parent is not None and item.name.endswith(f"[{label}]"):
+            item._id = item.parent.id.child(item.name)
+    rank = {path: n for n, path in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))

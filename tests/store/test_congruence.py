@@ -5,6 +5,7 @@ restarts idempotently, and translate never drops a condition silently."""
 
 import math
 import random
+import shutil
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -20,17 +21,20 @@ from app.auth import Principal
 from app.config import Settings
 from app.embeddings.dense import HashingEncoder
 from app.embeddings.sparse import Bm25Encoder
+from app.filters import selectors
 from app.filters.conditions import build_filter
 from app.filters.spec import FilterSpec
+from app.index_settings import IndexSettings
 from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.search.algorithms import CANDIDATE_KEYS, Algorithm, FusionMethod, QueryEncoder
 from app.search.service import Granularity, SearchOutcome, SearchQuery, SearchService
-from app.store import translate
+from app.store import fields, translate
 from app.store.base import Hit, Query, Store
 from app.store.edge import EdgeStore
 from app.store.engine.process_store import ProcessStore
 from app.store.engine.supervisor import Supervisor
+from app.store.errors import CopyFailed
 from app.store.fields import DENSE_VECTOR, PAYLOAD_INDEXES, SPARSE_VECTOR
 from app.store.server import ServerStore
 from tests.helpers import doc
@@ -581,3 +585,52 @@ def test_translate_raises_for_an_unmapped_query(query: models.Query) -> None:
 def test_translate_refuses_an_unnamed_vector() -> None:
     with pytest.raises(translate.UntranslatableError):
         translate.point(models.PointStruct(id="00000000-0000-0000-0000-000000000001", vector=[0.1]))
+
+
+def test_whole_points_page_alike_on_every_store(stores: Pair) -> None:
+    """`scroll_points` (what `migrate` copies) gives every store's points whole, vectors and
+    payload, page after page (each store stamped its own write revisions)."""
+
+    def every_point(store: Store) -> dict[str, object]:
+        points: dict[str, object] = {}
+        offset: str | None = None
+        while True:
+            page, offset = store.scroll_points(offset, 7)
+            for p in page:
+                payload = {k: v for k, v in (p.payload or {}).items() if k != fields.REVISION}
+                points[str(p.id)] = (sorted(cast(dict[str, Any], p.vector)), payload)
+            if offset is None:
+                return points
+
+    expected = every_point(stores.edge)
+    assert len(expected) > 7  # more than one page
+    for other in stores.others:
+        assert every_point(other) == expected
+
+
+def test_the_index_record_is_the_embedded_stores_and_a_server_keeps_none(stores: Pair) -> None:
+    assert stores.edge.written_with() == IndexSettings.current()
+    assert stores.process.written_with() == IndexSettings.current()
+    assert stores.server.written_with() is None
+    stores.server.record_written_with(IndexSettings.current())  # nothing to record
+    assert stores.server.written_with() is None
+
+
+def test_a_copy_counts_what_it_copied(stores: Pair, tmp_path: Path) -> None:
+    counted = {"documents": selectors.documents(), "points": None}
+    for store in (stores.edge, stores.process):
+        target = store.scratch_dir()
+        try:
+            assert not any(target.iterdir())
+            copied = store.copy_to(target, counted)
+            documents = store.count(selectors.documents())
+            assert copied.counts == {"documents": documents, "points": store.count()}
+            assert copied.record is not None and (target / copied.record["shard"]).is_dir()
+        finally:
+            shutil.rmtree(target)
+    server_target = stores.server.scratch_dir()
+    try:
+        with pytest.raises(CopyFailed, match="snapshot API"):
+            stores.server.copy_to(server_target, counted)
+    finally:
+        shutil.rmtree(server_target)

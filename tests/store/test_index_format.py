@@ -138,3 +138,8 @@ def test_a_handover_keeps_the_settings(tmp_path: Path) -> None:
     layout.switch_to(layout.generation(2))
     assert layout.record()["shard"] == "shard-000002"
     assert layout.record()["settings"] == IndexSettings.current().to_record()
+
+
+def test_a_record_that_is_not_settings_is_refused() -> None:
+    with pytest.raises(ValueError, match="KeyError"):
+        IndexSettings.from_record({"model": "m"})

@@ -25,8 +25,10 @@ from app.store.engine.wire import (
     Call,
     Control,
     Moved,
+    failure_of,
+    raise_failure,
 )
-from app.store.errors import StoreError
+from app.store.errors import CopyFailed, StoreError
 from app.store.layout import IndexLayout
 from tests.store.test_doc_facets import point
 
@@ -145,3 +147,13 @@ def test_the_wire_carries_exactly_the_store_protocol() -> None:
     for name in protocol:
         assert name in vars(ProcessStore), f"ProcessStore does not send {name}"
         assert name in vars(EdgeStore), f"a shard server's EdgeStore does not answer {name}"
+
+
+@pytest.mark.parametrize("error", [ValueError("boom"), CopyFailed("no snapshots"), Moved()])
+def test_an_error_crosses_the_wire_as_the_store_error_it_was(error: Exception) -> None:
+    failure = failure_of(error)
+    expected = StoreError if isinstance(error, ValueError) else type(error)
+    with pytest.raises(expected) as raised:
+        raise_failure(failure)
+    if isinstance(error, ValueError):  # anything else: a 500 whose message the log keeps
+        assert str(raised.value.args[0]) == "ValueError: boom"
