@@ -66,9 +66,14 @@ ALLPROP_DIR = [
 ]
 
 
+def encode(segment: str) -> str:
+    """sabre/http's encodePath for one segment: all but A-Za-z0-9_-.~()/:@ percent-encoded."""
+    return quote(segment, safe="()~:@")
+
+
 def href(uid: str, loc: Located) -> str:
-    path = "/".join(quote(p, safe="") for p in loc.view_path.split("/") if p)
-    url = f"{PREFIX}/files/{quote(uid, safe='')}/{path}"
+    path = "/".join(encode(p) for p in loc.view_path.split("/") if p)
+    url = f"{PREFIX}/files/{encode(uid)}/{path}"
     return url if not loc.node.is_dir or url.endswith("/") else url + "/"
 
 
