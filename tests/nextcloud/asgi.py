@@ -77,6 +77,7 @@ class DialectApp:
             f"http://{headers.get('host', 'localhost')}",
         )
         req.user = self._authenticate(req)
+        depth = headers.get("depth")
         fault = self.faults.take(req.method, req.path, req.user.uid if req.user else None)
         if fault is not None and fault.kind == "self_only":
             req.headers["depth"] = "0"
@@ -85,7 +86,7 @@ class DialectApp:
             Record(
                 req.method,
                 req.path,
-                headers.get("depth"),
+                depth,
                 resp.status,
                 req.user.uid if req.user else None,
                 fault=fault.kind if fault else None,

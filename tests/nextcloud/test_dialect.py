@@ -235,6 +235,24 @@ def test_a_move_keeps_the_fileid_and_propagates_from_both_places(
         nc.node(ALICE, "to/place/g.txt")
 
 
+def test_a_move_out_of_a_received_share_is_a_copy_with_a_new_fileid(
+    nc: NextcloudDialect, bob: httpx.Client
+) -> None:
+    nc.put(ALICE, "Shared/doc.txt", b"doc")
+    nc.share(ALICE, "Shared", SHARE_USER, BOB)
+    old_id = nc.fileid(ALICE, "Shared/doc.txt")
+    bob_root = f"/remote.php/dav/files/{BOB}/"
+    resp = bob.request(
+        "MOVE", bob_root + "Shared/doc.txt", headers={"Destination": nc.dav_url(BOB, "mine.txt")}
+    )
+    assert resp.status_code == 201
+    assert nc.node(BOB, "mine.txt").data == b"doc"
+    assert nc.fileid(BOB, "mine.txt") != old_id  # another storage: copy + delete
+    with pytest.raises(KeyError):
+        nc.node(ALICE, "Shared/doc.txt")
+    assert [r.depth for r in nc.log.select("MOVE")] == [None]
+
+
 def test_system_tags_show_without_changing_an_etag(
     nc: NextcloudDialect, alice: httpx.Client
 ) -> None:
