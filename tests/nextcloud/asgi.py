@@ -174,9 +174,11 @@ class DialectApp:
                 },
             )
         if path in ("/index.php/login/v2", "/login/v2") and req.method == "POST":
-            return self.flows.start(req)
+            with self.world.lock:
+                return self.flows.start(req)
         if path in ("/index.php/login/v2/poll", "/login/v2/poll") and req.method == "POST":
-            return self.flows.poll(req)
+            with self.world.lock:
+                return self.flows.poll(req)
         if path.startswith(("/index.php/login/v2/flow/", "/login/v2/flow/")):
             return self.flows.page(req)
         if path == "/remote.php/dav" or path.startswith("/remote.php/dav/"):
