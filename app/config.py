@@ -98,6 +98,14 @@ class Settings(BaseSettings):
     max_archive_entries: int = Field(default=10_000, ge=1)
     extract_timeout: float = Field(default=300.0, gt=0)
     extract_workers: int = Field(default=1, ge=1)
+    # The Nextcloud connector (docs/nextcloud.md): set the URL and `serve` fills the index
+    # from that instance for every connected user.
+    nextcloud_url: str | None = None
+    nextcloud_interval: float = Field(default=60.0, gt=0)
+    nextcloud_shares_interval: float = Field(default=300.0, gt=0)
+    nextcloud_concurrency: int = Field(default=4, ge=1, le=64)
+    nextcloud_webhook_secret: str | None = Field(default=None, min_length=16)
+    secret_key: str | None = Field(default=None, min_length=16)
     # Deep links per doc type, from SEARCH_LINK_TEMPLATE_<DOC_TYPE> (see app.search.links).
     link_templates: dict[str, str] = Field(default_factory=link_templates_from_environment)
 

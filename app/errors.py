@@ -96,6 +96,23 @@ class ShuttingDown(ServiceError):
     code = "shutting_down"
 
 
+class NextcloudAuthFailed(InvalidRequest):
+    """Nextcloud refused the login name and app password."""
+
+    code = "nextcloud_auth_failed"
+
+
+class NextcloudUnreachable(ServiceError):
+    status_code = 502
+    code = "nextcloud_unreachable"
+
+
+class ConnectorOff(Unavailable):
+    """The Nextcloud connector is not configured (SEARCH_NEXTCLOUD_URL, SEARCH_SECRET_KEY)."""
+
+    code = "nextcloud_not_configured"
+
+
 class ErrorDetail(BaseModel):
     code: str
     message: str

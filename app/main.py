@@ -18,7 +18,18 @@ from app.embeddings.dense import DenseEncoder
 from app.errors import PayloadTooLarge, error_response, install_error_handlers
 from app.ingest.receive import MULTIPART_OVERHEAD
 from app.mcp.endpoint import McpEndpoint
-from app.routes import admin, documents, files, metrics, navigation, search, status, sync, viz
+from app.routes import (
+    admin,
+    documents,
+    files,
+    metrics,
+    navigation,
+    nextcloud,
+    search,
+    status,
+    sync,
+    viz,
+)
 from app.routes.compat import compat_validation_error
 from app.routes.metrics import StatusCollector
 from app.routes.pages import install_pages
@@ -163,6 +174,8 @@ def create_app(
     install_error_handlers(app, compat_validation_error)
     for module in (status, documents, files, sync, search, viz, navigation, metrics, admin):
         app.include_router(module.router)
+    app.include_router(nextcloud.router)
+    app.include_router(nextcloud.webhooks)
     if mcp is not None:
         mcp.mount(app)
     install_pages(app)

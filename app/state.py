@@ -16,6 +16,7 @@ from app.ingest.leases import LeaseKeeper
 from app.ingest.pipeline import Indexer
 from app.ingest.queue import IndexQueue
 from app.ingest.service import IngestService, extractor_for
+from app.nextcloud.connector import Connector, open_connector
 from app.search.algorithms import QueryEncoder
 from app.search.api import SearchApi
 from app.search.links import LinkTemplates
@@ -44,6 +45,7 @@ class Services:
     keeper: LeaseKeeper
     navigation: Navigator
     reranker: Reranker | None = None
+    connector: Connector | None = None
 
 
 @dataclass
@@ -127,6 +129,7 @@ def build_services(
         keeper,
         Navigator(store),
         reranker,
+        open_connector(settings, indexer, queue, ingest.extractor),
     )
 
 
@@ -147,6 +150,8 @@ def close_services(state: AppState) -> None:
     state.services = None
     if services is None:
         return
+    if services.connector is not None:
+        services.connector.stop()
     services.keeper.stop()
     services.ingest.queue.stop()
     services.ingest.close()

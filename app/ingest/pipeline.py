@@ -5,7 +5,7 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from qdrant_client import models
@@ -75,21 +75,14 @@ def placeholder_point(doc: Document, revision: int, error: str | None = None) ->
     return models.PointStruct(id=placeholder_id(doc.key), vector={}, payload=payload)
 
 
-def chunk_payload(doc: Document, index: int, total: int, chunk: Chunk) -> dict[str, Any]:
+def label_payload(doc: Document) -> dict[str, Any]:
+    """What a document's chunks say about it besides their text: changed in place by
+    `Indexer.relabel` (a move, a share) without embedding anything again."""
     is_file = doc.doc_type == "file" and doc.file_path is not None
     folders = folder_ancestors(doc.file_path) if is_file and doc.file_path else []
     return {
-        fields.KIND: fields.KIND_CHUNK,
-        fields.DOC_KEY: doc.key,
         fields.READERS: [f"user:{doc.owner}", *doc.acl],
-        fields.DOC_TYPE: doc.doc_type,
-        fields.DOC_ID: doc.doc_id,
         fields.TITLE: doc.title,
-        fields.TEXT: chunk.text,
-        fields.CHUNK_START: chunk.start,
-        fields.CHUNK_END: chunk.end,
-        fields.CHUNK_INDEX: index,
-        fields.TOTAL_CHUNKS: total,
         fields.OWNER: doc.owner,
         fields.ACL: list(doc.acl),
         fields.MODIFIED_AT: doc.modified_at,
@@ -99,8 +92,37 @@ def chunk_payload(doc: Document, index: int, total: int, chunk: Chunk) -> dict[s
         fields.TOP_FOLDER: folders[1] if len(folders) > 1 else None,  # the chip that selects it
         fields.TAGS: list(doc.tags),
         fields.CATEGORY: doc.category,
-        fields.MIME_TYPE: doc.mime_type,
         fields.URL: doc.url,
+    }
+
+
+def with_labels(doc: Document, labels: Document) -> Document:
+    return replace(
+        doc,
+        title=labels.title,
+        owner=labels.owner,
+        acl=labels.acl,
+        modified_at=labels.modified_at,
+        file_path=labels.file_path,
+        tags=labels.tags,
+        category=labels.category,
+        url=labels.url,
+    )
+
+
+def chunk_payload(doc: Document, index: int, total: int, chunk: Chunk) -> dict[str, Any]:
+    return {
+        fields.KIND: fields.KIND_CHUNK,
+        fields.DOC_KEY: doc.key,
+        fields.DOC_TYPE: doc.doc_type,
+        fields.DOC_ID: doc.doc_id,
+        fields.TEXT: chunk.text,
+        fields.CHUNK_START: chunk.start,
+        fields.CHUNK_END: chunk.end,
+        fields.CHUNK_INDEX: index,
+        fields.TOTAL_CHUNKS: total,
+        **label_payload(doc),
+        fields.MIME_TYPE: doc.mime_type,
         fields.PAGE_NUMBER: chunk.page_number,
         fields.PAGE_END: chunk.page_end,
         fields.PAGE_COUNT: len(doc.page_starts) if chunk.page_number is not None else None,
@@ -208,6 +230,25 @@ class Indexer:
             if self.store.count(selector) == 0:
                 return False
             self.store.delete(selector)
+            return True
+
+    def relabel(self, labels: Document) -> bool:
+        """Give a document the labels (title, owner, readers, path, tags, category, link,
+        date) of `labels`, keeping its text and vectors; a version still waiting to be indexed
+        gets them too. False when no such document is stored."""
+        with self._lock:
+            waiting = self.store.retrieve([placeholder_id(labels.key)])
+            if waiting:
+                revision = int(waiting[0].payload.get(fields.REVISION, 0))
+                queued = Document.from_payload(waiting[0].payload[fields.DOCUMENT])
+                relabelled = with_labels(queued, labels)
+                self.store.set_payload(
+                    {fields.DOCUMENT: relabelled.to_payload()},
+                    selectors.placeholder_of(labels.key, revision),
+                )
+            elif self.store.count(selectors.chunks_of(labels.key)) == 0:
+                return False
+            self.store.set_payload(label_payload(labels), selectors.chunks_of(labels.key))
             return True
 
     def delete_where(self, selector: models.Filter) -> None:

@@ -7,6 +7,7 @@ from fastapi import APIRouter
 from app.auth import SCOPE_INDEX, SCOPE_SEARCH
 from app.errors import ErrorBody, Forbidden
 from app.ingest.models import PurgeRequest, PurgeResponse, SyncStatus
+from app.nextcloud.models import ConnectedUsers, StatusWithConnector, UserLine
 from app.routes.deps import IndexPrincipal, PrincipalDep, ServicesDep
 
 router = APIRouter(prefix="/api/v1/vector-sync", tags=["documents"])
@@ -14,14 +15,23 @@ router = APIRouter(prefix="/api/v1/vector-sync", tags=["documents"])
 
 @router.get(
     "/status",
-    response_model=SyncStatus,
+    response_model=StatusWithConnector,
     responses={code: {"model": ErrorBody} for code in (401, 403, 503)},
 )
-def sync_status(principal: PrincipalDep, services: ServicesDep) -> SyncStatus:
-    """Whether indexing is under way, and what the index holds (scope `search` or `index`)."""
+def sync_status(principal: PrincipalDep, services: ServicesDep) -> StatusWithConnector:
+    """Whether indexing is under way, and what the index holds (scope `search` or `index`);
+    with the Nextcloud connector on, each connected user's sync (a `search` token sees only
+    its own line)."""
     if not principal.scopes & {SCOPE_SEARCH, SCOPE_INDEX}:
         raise Forbidden("this token needs scope 'search' or 'index'")
-    return SyncStatus.of(services.ingest.counts(), services.ingest.syncing)
+    status = SyncStatus.of(services.ingest.counts(), services.ingest.syncing)
+    users = None
+    if services.connector is not None:
+        lines = [UserLine.of(f) for f in services.connector.figures()]
+        if SCOPE_INDEX not in principal.scopes:
+            lines = [line for line in lines if line.user_id == principal.user]
+        users = ConnectedUsers(users=lines)
+    return StatusWithConnector(**status.model_dump(), nextcloud=users)
 
 
 @router.post(

@@ -1,0 +1,256 @@
+"""The connector: connected users, each synced on a thread of their own, and what the routes,
+the webhooks and status ask of it."""
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.config import Settings
+from app.errors import NextcloudAuthFailed, NextcloudUnreachable, NotFound
+from app.extract.sandbox import Extractor
+from app.ingest.pipeline import Indexer
+from app.ingest.queue import IndexQueue
+from app.nextcloud.client import NextcloudClient, RequestCounter
+from app.nextcloud.errors import NextcloudError, Revoked, Unreachable
+from app.nextcloud.files import FileReader
+from app.nextcloud.ledger import Ledger
+from app.nextcloud.reconcile import IndexWriter, Labeler
+from app.nextcloud.sync import Schedule, UserSync
+from app.nextcloud.vault import Vault
+from app.nextcloud.webhooks import Hint
+
+log = logging.getLogger("astrolabe.nextcloud")
+
+
+@dataclass(frozen=True)
+class UserFigures:
+    user_id: str
+    state: str
+    last_error: str | None
+    files_seen: int
+    indexed: int
+    pending: int
+    skipped: dict[str, int]
+    last_tick: float | None
+    lag_seconds: float
+
+
+class _Runner:
+    """One user's thread: a tick, then sleep until the interval passes or someone wakes it."""
+
+    def __init__(self, sync: UserSync, interval: float) -> None:
+        self.sync, self.interval = sync, interval
+        self.wake, self.stop = threading.Event(), threading.Event()
+        self.thread = threading.Thread(
+            target=self._run, name=f"nextcloud-{sync.user_id}", daemon=True
+        )
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.sync.tick()
+            except Exception:  # a bug must not end the user's sync for good
+                log.exception("nextcloud user %s: tick crashed", self.sync.user_id)
+            self.wake.wait(self.interval)
+            self.wake.clear()
+
+
+class Connector:
+    def __init__(
+        self,
+        base_url: str,
+        ledger: Ledger,
+        vault: Vault,
+        writer: IndexWriter,
+        reader: FileReader,
+        schedule: Schedule,
+        concurrency: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.ledger, self.vault, self.writer, self.reader = ledger, vault, writer, reader
+        self.schedule, self.clock = schedule, clock
+        self.counter = RequestCounter()
+        self.downloads = ThreadPoolExecutor(concurrency, thread_name_prefix="nextcloud-download")
+        self._runners: dict[str, _Runner] = {}
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        for user in self.ledger.users():
+            self._run(user.user_id)
+
+    def stop(self) -> None:
+        with self._lock:
+            runners = list(self._runners.values())
+            self._runners.clear()
+        for runner in runners:
+            runner.stop.set()
+            runner.wake.set()
+        self.writer.stop.set()
+        for runner in runners:
+            runner.thread.join(10)
+        self.downloads.shutdown(wait=False, cancel_futures=True)
+        self.ledger.close()
+
+    def _run(self, user_id: str) -> None:
+        sync = UserSync(
+            user_id,
+            self.ledger,
+            self.vault,
+            self.base_url,
+            self.writer,
+            self.reader,
+            self.downloads,
+            self.schedule,
+            self.counter,
+            self.clock,
+        )
+        runner = _Runner(sync, self.schedule.interval)
+        with self._lock:
+            old = self._runners.pop(user_id, None)
+            self._runners[user_id] = runner
+        if old is not None:
+            old.stop.set()
+            old.wake.set()
+        runner.thread.start()
+
+    # users --------------------------------------------------------------------------------
+
+    def connect(self, login_name: str, app_password: str) -> str:
+        """Check the credentials against Nextcloud, store them sealed, start syncing: the
+        user id (which differs from the login name under LDAP)."""
+        sealed = self.vault.seal(app_password)
+        client = NextcloudClient(self.base_url, login_name, app_password, self.counter)
+        try:
+            user_id = client.user_id()
+        except Revoked as exc:
+            raise NextcloudAuthFailed("Nextcloud refused the login name or app password") from exc
+        except Unreachable as exc:
+            raise NextcloudUnreachable(f"Nextcloud did not answer: {exc}") from exc
+        except NextcloudError as exc:
+            raise NextcloudUnreachable(f"Nextcloud answered unexpectedly: {exc}") from exc
+        finally:
+            client.close()
+        self.ledger.save_user(user_id, login_name, sealed)
+        self._run(user_id)
+        return user_id
+
+    def disconnect(self, user_id: str) -> None:
+        """Stop the user's sync; they stop being a reader of what only their sync saw, and
+        what no connected user sees any more leaves the index."""
+        if self.ledger.user(user_id) is None:
+            raise NotFound(f"no connected Nextcloud user {user_id}")
+        with self._lock:
+            runner = self._runners.pop(user_id, None)
+        if runner is not None:
+            runner.stop.set()
+            runner.wake.set()
+            runner.thread.join(30)
+        labeler = Labeler(self.ledger, self.writer, self._grants, self.base_url)
+        files = list(self.ledger.files(user_id))
+        self.ledger.forget_user(user_id)
+        for node in files:
+            labeler.relabel(node.key)
+        for written in self.ledger.written_from_prefix("app:"):
+            if written.source.endswith(f":{user_id}"):
+                self.writer.delete(written.doc_key)
+                self.ledger.drop_written(written.doc_key)
+
+    def _grants(self, user_id: str) -> list[dict[str, str]]:
+        record = self.ledger.user(user_id)
+        return record.grants if record else []
+
+    def sync_now(self, user_id: str | None = None, full: bool = True) -> list[str]:
+        """Wake the user's sync (every user's without one) for a tick now; a full one reads
+        the share lists and the apps too, whether they are due or not."""
+        with self._lock:
+            runners = (
+                dict(self._runners)
+                if user_id is None
+                else {k: v for k, v in self._runners.items() if k == user_id}
+            )
+        if user_id is not None and not runners:
+            raise NotFound(f"no connected Nextcloud user {user_id}")
+        for runner in runners.values():
+            runner.sync.hint(None, force=full)
+            runner.wake.set()
+        return sorted(runners)
+
+    def look_at(self, hint: Hint) -> int:
+        """A webhook's hint: wake the syncs of the users it concerns (the users it names and
+        whoever holds its nodes), each looking at its nodes first; how many were woken."""
+        users = set(hint.users)
+        for fileid in hint.fileids:
+            users |= {node.user_id for node in self.ledger.holders(fileid)}
+        with self._lock:
+            runners = [r for uid, r in self._runners.items() if uid in users]
+        for runner in runners:
+            for fileid in hint.fileids:
+                runner.sync.hint(fileid)
+            runner.sync.hint(None, force=hint.apps)
+            runner.wake.set()
+        return len(runners)
+
+    # status -------------------------------------------------------------------------------
+
+    def figures(self) -> list[UserFigures]:
+        now = self.clock()
+        with self._lock:
+            runners = dict(self._runners)
+        out = []
+        for user in self.ledger.users():
+            seen, indexed, skipped = self.ledger.figures(user.user_id)
+            runner = runners.get(user.user_id)
+            out.append(
+                UserFigures(
+                    user_id=user.user_id,
+                    state=user.state,
+                    last_error=user.last_error,
+                    files_seen=seen,
+                    indexed=indexed,
+                    pending=runner.sync.pending if runner else 0,
+                    skipped=skipped,
+                    last_tick=user.last_tick,
+                    lag_seconds=max(0.0, now - user.changed_since) if user.changed_since else 0.0,
+                )
+            )
+        return out
+
+    def ticks(self) -> int:
+        with self._lock:
+            return sum(r.sync.figures.ticks for r in self._runners.values())
+
+
+def scratch_dir(data_dir: Path) -> Path:
+    return data_dir / "nextcloud" / "downloads"
+
+
+def ledger_path(data_dir: Path) -> Path:
+    return data_dir / "nextcloud" / "ledger.sqlite3"
+
+
+def open_connector(
+    settings: Settings, indexer: Indexer, queue: IndexQueue, extractor: Extractor
+) -> Connector | None:
+    """The connector `serve` runs when SEARCH_NEXTCLOUD_URL is set (started), else None."""
+    if not settings.nextcloud_url:
+        return None
+    connector = Connector(
+        settings.nextcloud_url,
+        Ledger(ledger_path(settings.data_dir)),
+        Vault(settings.secret_key),
+        IndexWriter(indexer, queue, threading.Event()),
+        FileReader(extractor, scratch_dir(settings.data_dir), settings.max_file_bytes),
+        Schedule(
+            interval=settings.nextcloud_interval,
+            shares_every=settings.nextcloud_shares_interval,
+            apps_every=settings.nextcloud_shares_interval,
+        ),
+        settings.nextcloud_concurrency,
+    )
+    connector.start()
+    return connector

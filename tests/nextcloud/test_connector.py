@@ -1,0 +1,231 @@
+"""The connector through the running service: change the dialect's tree, tick, search."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.helpers import auth
+from tests.nextcloud.conftest import ALICE, BOB, CAROL
+from tests.nextcloud.connector_helpers import (
+    WEBHOOK_SECRET,
+    connect,
+    connected_service,
+    connector_of,
+    found,
+    settle,
+    users,
+)
+from tests.nextcloud.dialect import SHARE_GROUP, SHARE_LINK, SHARE_USER, NextcloudDialect
+
+
+@pytest.fixture
+def service(tmp_path: Path, nc: NextcloudDialect) -> Iterator[TestClient]:
+    with connected_service(tmp_path / "data", nc) as client:
+        yield client
+
+
+def ordinary_tick(service: TestClient, uid: str) -> None:
+    """Wake uid's sync as its interval would (not a forced tick) and wait for the tick."""
+    connector = connector_of(service)
+    ticks = connector.ticks()
+    connector.sync_now(uid, full=False)
+    deadline = time.monotonic() + 30
+    while connector.ticks() <= ticks and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def gets(nc: NextcloudDialect, name: str) -> int:
+    return sum(1 for r in nc.log.snapshot() if r.method == "GET" and r.path.endswith(name))
+
+
+def test_a_new_file_is_searchable_with_its_nextcloud_identity(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    nc.put(ALICE, "Documents/Reports/q3.txt", b"the quarterly harvest of lanterns")
+    assert connect(service, nc, ALICE)["user_id"] == ALICE  # logs in as alice@example.org
+    (hit,) = found(service, "lanterns", ALICE)
+    fileid = str(nc.fileid(ALICE, "Documents/Reports/q3.txt"))
+    assert (hit["doc_type"], hit["doc_id"]) == ("file", fileid)
+    assert hit["file_path"] == "/Documents/Reports/q3.txt"
+    assert hit["url"] == f"{nc.url}/f/{fileid}"
+    assert found(service, "lanterns", CAROL) == []
+
+
+def test_an_edit_replaces_and_a_delete_removes(service: TestClient, nc: NextcloudDialect) -> None:
+    nc.put(ALICE, "a.txt", b"first words about marmalade")
+    nc.put(ALICE, "keep.txt", b"the folder does not end up empty")
+    connect(service, nc, ALICE)
+    nc.put(ALICE, "a.txt", b"second words about porcelain")
+    settle(service, ALICE)
+    assert found(service, "marmalade", ALICE) == []
+    assert len(found(service, "porcelain", ALICE)) == 1
+    nc.delete(ALICE, "a.txt")
+    settle(service, ALICE)
+    assert found(service, "porcelain", ALICE) == []
+
+
+def test_a_move_keeps_the_document_and_changes_its_path_without_a_download(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    nc.put(ALICE, "Inbox/deep/plan.txt", b"the migration plan for the orchard")
+    connect(service, nc, ALICE)
+    downloads = gets(nc, "plan.txt")
+    nc.move(ALICE, "Inbox/deep", "Archive/2026/deep")
+    nc.move(ALICE, "Archive/2026/deep/plan.txt", "Archive/2026/deep/orchard-plan.txt")
+    settle(service, ALICE)
+    (hit,) = found(service, "orchard", ALICE)
+    assert hit["file_path"] == "/Archive/2026/deep/orchard-plan.txt"
+    assert hit["title"] == "orchard-plan.txt"
+    assert hit["doc_id"] == str(nc.fileid(ALICE, "Archive/2026/deep/orchard-plan.txt"))
+    assert gets(nc, "plan.txt") == downloads  # relabelled, not read again
+
+
+def test_a_folder_shared_with_a_group_reaches_its_members_only_until_unshared(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    nc.put(ALICE, "Team/specs/engine.txt", b"the turbine specification")
+    nc.put(ALICE, "Private/diary.txt", b"the turbine in my dreams")
+    connect(service, nc, ALICE)
+    share = nc.share(ALICE, "Team", SHARE_GROUP, "staff")
+    nc.share(ALICE, "Private", SHARE_LINK)  # a link grants no account
+    settle(service, ALICE)
+    (hit,) = found(service, "turbine", BOB, groups=["staff"])
+    assert hit["file_path"] == "/Team/specs/engine.txt"
+    assert found(service, "turbine", CAROL, groups=["admin"]) == []
+    nc.unshare(share)
+    settle(service, ALICE)
+    assert found(service, "turbine", BOB, groups=["staff"]) == []
+    assert len(found(service, "turbine", ALICE)) == 2
+
+
+def test_a_file_two_connected_users_see_is_one_document_with_both_readers(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    nc.put(ALICE, "Shared/minutes.txt", b"minutes of the harbour meeting")
+    nc.share(ALICE, "Shared/minutes.txt", SHARE_USER, BOB)
+    connect(service, nc, ALICE)
+    connect(service, nc, BOB)
+    alice_hits, bob_hits = found(service, "harbour", ALICE), found(service, "harbour", BOB)
+    assert len(alice_hits) == len(bob_hits) == 1
+    assert alice_hits[0]["doc_id"] == bob_hits[0]["doc_id"]
+    assert alice_hits[0]["file_path"] == "/Shared/minutes.txt"  # the owner's view
+    record = service.get(
+        f"/api/v1/documents/file/{alice_hits[0]['doc_id']}", headers=auth(ALICE)
+    ).json()
+    assert record["status"] == "indexed"
+
+
+def test_an_empty_multistatus_deletes_nothing(service: TestClient, nc: NextcloudDialect) -> None:
+    nc.put(ALICE, "Projects/x/a.txt", b"the silver compass")
+    nc.put(ALICE, "Projects/b.txt", b"the silver anchor")
+    connect(service, nc, ALICE)
+    nc.put(ALICE, "Projects/c.txt", b"a change below: Projects is listed")
+    nc.fault(
+        "empty_207",
+        method="PROPFIND",
+        path_prefix=nc.dav_url(ALICE, "Projects")[len(nc.url) :],
+        times=None,
+    )
+    settle(service, ALICE)
+    assert len(found(service, "silver", ALICE)) == 2
+    assert users(service)[ALICE]["state"] != "ok"  # the walk knows it did not go through
+    nc.clear_faults()
+    settle(service, ALICE)
+    assert len(found(service, "silver", ALICE)) == 2
+    assert users(service)[ALICE]["state"] == "ok"
+
+
+def test_a_folder_listing_empty_is_believed_only_the_second_time(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    nc.put(ALICE, "Projects/a.txt", b"the golden compass")
+    nc.put(ALICE, "Projects/b.txt", b"the golden anchor")
+    connect(service, nc, ALICE)
+    nc.delete(ALICE, "Projects/a.txt")
+    nc.delete(ALICE, "Projects/b.txt")
+    settle(service, ALICE)
+    assert len(found(service, "golden", ALICE)) == 2  # held back once
+    settle(service, ALICE)
+    assert found(service, "golden", ALICE) == []
+    assert users(service)[ALICE]["state"] == "ok"
+
+
+def test_a_revoked_app_password_stops_that_user_only(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    nc.put(ALICE, "a.txt", b"alpha file of alice")
+    nc.put(CAROL, "c.txt", b"alpha file of carol")
+    password = nc.app_password(ALICE)
+    connect(service, nc, ALICE, password)
+    connect(service, nc, CAROL)
+    nc.revoke(password)
+    nc.put(ALICE, "a2.txt", b"beta file of alice")
+    nc.put(CAROL, "c2.txt", b"beta file of carol")
+    settle(service, ALICE)
+    settle(service, CAROL)
+    assert users(service)[ALICE]["state"] == "revoked"
+    assert found(service, "beta", ALICE) == []
+    assert len(found(service, "beta", CAROL)) == 1
+    assert users(service)[CAROL]["state"] == "ok"
+
+
+def test_a_huge_file_is_skipped_before_any_download(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    node = nc.put(ALICE, "Videos/huge.txt", b"small stand-in for a huge body")
+    with nc.world.lock:
+        node.size = 2 * 2**30  # what PROPFIND reports: 2 GiB
+    connect(service, nc, ALICE)
+    assert gets(nc, "huge.txt") == 0
+    assert users(service)[ALICE]["skipped"] == {"too_large": 1}
+    settle(service, ALICE)  # not tried again
+    assert gets(nc, "huge.txt") == 0
+
+
+def test_an_idle_tick_is_one_request(service: TestClient, nc: NextcloudDialect) -> None:
+    for i in range(5):
+        nc.put(ALICE, f"Folder{i}/sub/file{i}.txt", f"content number {i}".encode())
+    connect(service, nc, ALICE)
+    settle(service, ALICE)  # forced: the share lists and apps are read too
+    nc.reset_log()
+    before = users(service)[ALICE]["last_tick"]
+    nc.world.clock.advance(1)
+    ordinary_tick(service, ALICE)
+    assert users(service)[ALICE]["last_tick"] != before
+    assert [(r.method, r.depth) for r in nc.log.snapshot()] == [("PROPFIND", "0")]
+
+
+def test_webhooks_need_the_secret_and_a_known_user(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    connect(service, nc, ALICE)
+    envelope: dict[str, Any] = {
+        "event": {
+            "class": "OCP\\Files\\Events\\Node\\NodeCreatedEvent",
+            "node": {"id": 1, "path": f"/{ALICE}/files/a.txt"},
+        },
+        "user": {"uid": ALICE},
+        "time": 1,
+    }
+    assert service.post("/webhooks/nextcloud", json=envelope).status_code == 401
+    wrong = {"Authorization": "Bearer not-the-secret-at-all"}
+    assert service.post("/webhooks/nextcloud", json=envelope, headers=wrong).status_code == 401
+    good = {"Authorization": f"Bearer {WEBHOOK_SECRET}"}
+    assert service.post("/webhooks/nextcloud", content=b"{nope", headers=good).status_code == 400
+    stranger = {
+        **envelope,
+        "user": {"uid": "mallory"},
+        "event": {**envelope["event"], "node": {"id": 99, "path": "/mallory/files/x"}},
+    }
+    assert service.post("/webhooks/nextcloud", json=stranger, headers=good).json() == {
+        "ignored": True
+    }
+    other = {"event": {"class": "OCP\\User\\Events\\UserLoggedInEvent"}, "user": {"uid": ALICE}}
+    assert service.post("/webhooks/nextcloud", json=other, headers=good).json() == {"ignored": True}
+    assert service.post("/webhooks/nextcloud", json=envelope, headers=good).json() == {"queued": 1}
