@@ -24,6 +24,7 @@ from app.nextcloud.vault import Vault
 from app.nextcloud.webhooks import Hint
 
 log = logging.getLogger("astrolabe.nextcloud")
+WATCH_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,30 @@ class Connector:
         self.downloads = ThreadPoolExecutor(concurrency, thread_name_prefix="nextcloud-download")
         self._runners: dict[str, _Runner] = {}
         self._lock = threading.Lock()
+        self._stopped = threading.Event()
 
     def start(self) -> None:
+        self._adopt_users()
+        threading.Thread(target=self._watch, name="nextcloud-watch", daemon=True).start()
+
+    def _watch(self) -> None:
+        """Users connected by another process (`astrolabe-search nextcloud login`) are picked
+        up from the ledger within WATCH_SECONDS."""
+        while not self._stopped.wait(WATCH_SECONDS):
+            try:
+                self._adopt_users()
+            except Exception:
+                log.exception("nextcloud: reading the connected users failed")
+
+    def _adopt_users(self) -> None:
+        with self._lock:
+            running = set(self._runners)
         for user in self.ledger.users():
-            self._run(user.user_id)
+            if user.user_id not in running:
+                self._run(user.user_id)
 
     def stop(self) -> None:
+        self._stopped.set()
         with self._lock:
             runners = list(self._runners.values())
             self._runners.clear()
@@ -123,19 +142,9 @@ class Connector:
     def connect(self, login_name: str, app_password: str) -> str:
         """Check the credentials against Nextcloud, store them sealed, start syncing: the
         user id (which differs from the login name under LDAP)."""
-        sealed = self.vault.seal(app_password)
-        client = NextcloudClient(self.base_url, login_name, app_password, self.counter)
-        try:
-            user_id = client.user_id()
-        except Revoked as exc:
-            raise NextcloudAuthFailed("Nextcloud refused the login name or app password") from exc
-        except Unreachable as exc:
-            raise NextcloudUnreachable(f"Nextcloud did not answer: {exc}") from exc
-        except NextcloudError as exc:
-            raise NextcloudUnreachable(f"Nextcloud answered unexpectedly: {exc}") from exc
-        finally:
-            client.close()
-        self.ledger.save_user(user_id, login_name, sealed)
+        user_id = register(
+            self.base_url, self.ledger, self.vault, login_name, app_password, self.counter
+        )
         self._run(user_id)
         return user_id
 
@@ -198,31 +207,66 @@ class Connector:
     # status -------------------------------------------------------------------------------
 
     def figures(self) -> list[UserFigures]:
-        now = self.clock()
         with self._lock:
             runners = dict(self._runners)
-        out = []
-        for user in self.ledger.users():
-            seen, indexed, skipped = self.ledger.figures(user.user_id)
-            runner = runners.get(user.user_id)
-            out.append(
-                UserFigures(
-                    user_id=user.user_id,
-                    state=user.state,
-                    last_error=user.last_error,
-                    files_seen=seen,
-                    indexed=indexed,
-                    pending=runner.sync.pending if runner else 0,
-                    skipped=skipped,
-                    last_tick=user.last_tick,
-                    lag_seconds=max(0.0, now - user.changed_since) if user.changed_since else 0.0,
-                )
-            )
-        return out
+        return user_figures(
+            self.ledger,
+            self.clock(),
+            lambda uid: runners[uid].sync.pending if uid in runners else 0,
+        )
 
     def ticks(self) -> int:
         with self._lock:
             return sum(r.sync.figures.ticks for r in self._runners.values())
+
+
+def register(
+    base_url: str,
+    ledger: Ledger,
+    vault: Vault,
+    login_name: str,
+    app_password: str,
+    counter: RequestCounter | None = None,
+) -> str:
+    """Check a login name and app password against Nextcloud and store them sealed (a
+    running connector picks a new user up within seconds): the user id."""
+    sealed = vault.seal(app_password)
+    client = NextcloudClient(base_url, login_name, app_password, counter)
+    try:
+        user_id = client.user_id()
+    except Revoked as exc:
+        raise NextcloudAuthFailed("Nextcloud refused the login name or app password") from exc
+    except Unreachable as exc:
+        raise NextcloudUnreachable(f"Nextcloud did not answer: {exc}") from exc
+    except NextcloudError as exc:
+        raise NextcloudUnreachable(f"Nextcloud answered unexpectedly: {exc}") from exc
+    finally:
+        client.close()
+    ledger.save_user(user_id, login_name, sealed)
+    return user_id
+
+
+def user_figures(
+    ledger: Ledger, now: float, pending_of: Callable[[str], int] = lambda uid: 0
+) -> list[UserFigures]:
+    """Each connected user's state and figures, from the ledger."""
+    out = []
+    for user in ledger.users():
+        seen, indexed, skipped = ledger.figures(user.user_id)
+        out.append(
+            UserFigures(
+                user_id=user.user_id,
+                state=user.state,
+                last_error=user.last_error,
+                files_seen=seen,
+                indexed=indexed,
+                pending=pending_of(user.user_id),
+                skipped=skipped,
+                last_tick=user.last_tick,
+                lag_seconds=max(0.0, now - user.changed_since) if user.changed_since else 0.0,
+            )
+        )
+    return out
 
 
 def scratch_dir(data_dir: Path) -> Path:
