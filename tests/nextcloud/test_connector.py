@@ -229,3 +229,88 @@ def test_webhooks_need_the_secret_and_a_known_user(
     other = {"event": {"class": "OCP\\User\\Events\\UserLoggedInEvent"}, "user": {"uid": ALICE}}
     assert service.post("/webhooks/nextcloud", json=other, headers=good).json() == {"ignored": True}
     assert service.post("/webhooks/nextcloud", json=envelope, headers=good).json() == {"queued": 1}
+
+
+def deliver(service: TestClient, envelope: dict[str, Any]) -> dict[str, Any]:
+    response = service.post(
+        "/webhooks/nextcloud",
+        json=envelope,
+        headers={"Authorization": f"Bearer {WEBHOOK_SECRET}"},
+    )
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def captured(nc: NextcloudDialect) -> list[dict[str, Any]]:
+    """The webhook envelopes the dialect emits from now on (as a registered listener gets)."""
+    envelopes: list[dict[str, Any]] = []
+    nc.world.listeners.append(lambda envelope: envelopes.append(dict(envelope)))
+    return envelopes
+
+
+def searchable_within(service: TestClient, query: str, user: str, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if found(service, query, user):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_webhook_makes_a_change_searchable_before_the_next_poll(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    nc.put(ALICE, "Projects/old.txt", b"an older file")
+    connect(service, nc, ALICE)  # the next poll is an hour away
+    envelopes = captured(nc)
+    nc.put(ALICE, "Projects/deep/new.txt", b"the astrolabe of the harbour master")
+    (created,) = [e for e in envelopes if e["event"]["class"].endswith("NodeCreatedEvent")][-1:]
+    assert deliver(service, created) == {"queued": 1}
+    assert searchable_within(service, "astrolabe", ALICE, seconds=5)
+
+
+def test_a_tag_assigned_reaches_the_index_through_its_webhook(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    nc.put(ALICE, "Invoices/march.txt", b"invoice for the lighthouse repairs")
+    connect(service, nc, ALICE)
+    envelopes = captured(nc)
+    nc.tag(ALICE, "Invoices/march.txt", "finance")  # changes no ETag, as in Nextcloud
+    (assigned,) = envelopes
+    assert deliver(service, assigned) == {"queued": 1}
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        hits = found(service, "lighthouse", ALICE, tags=["finance"])
+        if hits:
+            break
+        time.sleep(0.05)
+    assert [h["tags"] for h in hits] == [["finance"]]
+
+
+def test_rate_limiting_is_waited_out(service: TestClient, nc: NextcloudDialect) -> None:
+    nc.put(ALICE, "Notes/Work/standup.md", b"# Standup\n\nthe kettle is broken again")
+    nc.fault("status", method="PROPFIND", status=429, retry_after=1, times=2)
+    connect(service, nc, ALICE)
+    (hit,) = found(service, "kettle", ALICE)
+    assert (hit["doc_type"], hit["category"]) == ("note", "Work")
+    statuses = [r.status for r in nc.log.snapshot() if r.method == "PROPFIND"]
+    assert statuses.count(429) == 2 and users(service)[ALICE]["state"] == "ok"
+
+
+def test_disconnecting_a_user_removes_what_only_they_saw(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    nc.put(ALICE, "Shared/plan.txt", b"the shared voyage plan")
+    nc.put(BOB, "mine.txt", b"the private voyage diary")
+    nc.share(ALICE, "Shared/plan.txt", SHARE_USER, BOB)
+    connect(service, nc, ALICE)
+    connect(service, nc, BOB)
+    assert len(found(service, "voyage", BOB)) == 2
+    response = service.delete(f"/api/v1/nextcloud/users/{BOB}", headers=auth("admin"))
+    assert response.status_code == 204
+    assert [h["file_path"] for h in found(service, "voyage", ALICE)] == ["/Shared/plan.txt"]
+    assert found(service, "diary", BOB) == []
+    assert BOB not in users(service)
+    missing = service.delete(f"/api/v1/nextcloud/users/{BOB}", headers=auth("admin"))
+    assert missing.status_code == 404
