@@ -1,7 +1,7 @@
 """`astrolabe-search serve | ingest | demo | optimize | reindex-sparse | migrate | backup |
-restore | reindex | export-model`: the parser, and a store that cannot be opened reported in one
-line with its exit code (`exits`). Each command's work is in the module of its job: `serve`,
-`indexing`, `maintenance`."""
+restore | reindex | export-model | nextcloud login | nextcloud status`: the parser, and a store
+that cannot be opened reported in one line with its exit code (`exits`). Each command's work is
+in the module of its job: `serve`, `indexing`, `maintenance`, `nextcloud`."""
 
 import argparse
 import os
@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from app.cli import indexing, maintenance, serving
+from app.cli import indexing, maintenance, nextcloud, serving
 from app.cli.exits import EXIT_FAILED, exit_code
 from app.cli.maintenance import SERVICE_TOKEN_ENV, SERVICE_URL_ENV
 from app.config import Settings
@@ -96,8 +96,53 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     reindex.add_argument("--force", action="store_true", help="even if the settings match")
     reindex.set_defaults(run=maintenance.reindex)
+    _add_nextcloud(commands)
     args = parser.parse_args(argv)
     sys.exit(_run(args))
+
+
+def _add_nextcloud(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """`nextcloud login | status` (app.cli.nextcloud)."""
+    about = "connect Nextcloud users to the connector, and show their sync"
+    group = commands.add_parser("nextcloud", help=about, description=about)
+    actions = group.add_subparsers(dest="action", required=True)
+    about = (
+        "connect a Nextcloud user (Login Flow v2): open the printed URL, log in as the user and"
+        " grant access; the app password is checked and stored encrypted (needs"
+        " SEARCH_SECRET_KEY), and a running `serve` starts syncing the user within 5 s"
+    )
+    login = actions.add_parser("login", help=about, description=about)
+    login.add_argument(
+        "--url",
+        help="the Nextcloud base URL, e.g. https://cloud.example.org (default:"
+        " SEARCH_NEXTCLOUD_URL)",
+    )
+    login.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=nextcloud.FLOW_SECONDS,
+        metavar="SECONDS",
+        help="give up when access is not granted within this long (default: %(default).0f,"
+        " the life of a Nextcloud login flow)",
+    )
+    login.set_defaults(run=nextcloud.login, error=login.error)
+    about = (
+        "the connected users: state, files seen, indexed, skipped by reason, last sync, lag,"
+        " last error (read from the ledger: works while `serve` runs)"
+    )
+    status = actions.add_parser("status", help=about, description=about)
+    status.add_argument("--json", action="store_true", help="as JSON")
+    status.set_defaults(run=nextcloud.status)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}")
+    return seconds
 
 
 def _run(args: argparse.Namespace) -> int:

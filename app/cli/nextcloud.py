@@ -59,7 +59,7 @@ def login(args: argparse.Namespace) -> int:
             )
             return EXIT_FAILED
         login_name, app_password = granted
-        stage = "while the credentials were checked"
+        stage = "while the credentials were checked (`nextcloud status` shows if it was stored)"
         ledger = Ledger(ledger_path(settings.data_dir))
         try:
             user_id = register(url, ledger, vault, login_name, app_password)
@@ -99,9 +99,7 @@ def _sleep(seconds: float) -> None:
     time.sleep(seconds)
 
 
-def _login_flow(
-    url: str, timeout: float, sleep: Callable[[float], None]
-) -> tuple[str, str] | None:
+def _login_flow(url: str, timeout: float, sleep: Callable[[float], None]) -> tuple[str, str] | None:
     """Login Flow v2: start it, print the URL to open, poll until granted: the login name and
     app password, or None when `timeout` seconds pass first."""
     import httpx
@@ -171,9 +169,7 @@ def _poll(http: "httpx.Client", endpoint: str, token: str) -> tuple[str, str] | 
 def _reason(exc: Exception) -> str:
     if isinstance(exc, KeyError):
         return f"no {exc}"
-    if isinstance(exc, ValueError | TypeError) and str(exc).startswith(("HTTP ", "loginName")):
-        return str(exc)
-    return type(exc).__name__ if not str(exc) else f"{type(exc).__name__}: {exc}"
+    return str(exc) or type(exc).__name__
 
 
 def status(args: argparse.Namespace) -> int:

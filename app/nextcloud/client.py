@@ -31,11 +31,16 @@ def dav_quote(path: str) -> str:
 
 
 class RequestCounter:
-    """Requests sent, by status (0: no answer): for status and /metrics."""
+    """Requests sent, by status (0: no answer), and ticks run: for status and /metrics."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.by_status: dict[int, int] = {}
+        self.ticks = 0
+
+    def tick(self) -> None:
+        with self._lock:
+            self.ticks += 1
 
     def add(self, status: int) -> None:
         with self._lock:

@@ -112,6 +112,7 @@ class UserSync:
         finally:
             client.close()
             self.figures.ticks += 1
+            self.counter.tick()
             self.figures.requests_last_tick = self.counter.total - before
             self.figures.seconds_last_tick = self.clock() - started
             self.ledger.set_user(self.user_id, last_tick=self.clock())

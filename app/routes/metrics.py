@@ -14,6 +14,7 @@ from prometheus_client.registry import Collector
 
 from app import __version__
 from app.errors import ErrorBody, ServiceError
+from app.nextcloud.connector import Connector
 from app.routes.deps import IndexPrincipal, StateDep
 from app.state import AppState
 from app.status import StatusFigures
@@ -53,6 +54,8 @@ class StatusCollector(Collector):
             return
         yield _gauge("astrolabe_engine_up", "1 when the engine answered this scrape.", 1)
         yield from figures
+        if services.connector is not None:
+            yield from _connector_families(services.connector)
 
     def describe(self) -> Iterator[Metric]:
         return iter(())  # the families depend on the state: registered without a dry run
@@ -112,6 +115,43 @@ def _families(figures: StatusFigures) -> Iterator[Metric]:
         )
         if index.rebuilds is not None:  # the engine runs in processes of its own (`serve`)
             yield from _rebuild_figures(figures)
+
+
+def _connector_families(connector: Connector) -> Iterator[Metric]:
+    yield CounterMetricFamily(
+        "astrolabe_nextcloud_ticks", "Nextcloud connector: ticks run.", value=connector.ticks()
+    )
+    requests = CounterMetricFamily(
+        "astrolabe_nextcloud_requests",
+        "Nextcloud connector: requests sent to Nextcloud, by HTTP status (0: no answer).",
+        labels=("status",),
+    )
+    for status, count in sorted(connector.counter.by_status.items()):
+        requests.add_metric((str(status),), count)
+    yield requests
+    lag = GaugeMetricFamily(
+        "astrolabe_nextcloud_lag_seconds",
+        "Nextcloud connector: age of the oldest change not yet searchable, per user.",
+        labels=("user",),
+    )
+    states = GaugeMetricFamily(
+        "astrolabe_nextcloud_users", "Nextcloud connector: users by state.", labels=("state",)
+    )
+    skipped = GaugeMetricFamily(
+        "astrolabe_nextcloud_skipped_files",
+        "Nextcloud connector: files not indexed (dead letters), per user and reason; tried"
+        " again only once their ETag changes.",
+        labels=("user", "reason"),
+    )
+    by_state = dict.fromkeys(("syncing", "ok", "failing", "revoked"), 0)
+    for user in connector.figures():
+        lag.add_metric((user.user_id,), user.lag_seconds)
+        by_state[user.state] = by_state.get(user.state, 0) + 1
+        for reason, count in sorted(user.skipped.items()):
+            skipped.add_metric((user.user_id, reason), count)
+    for state, count in by_state.items():
+        states.add_metric((state,), count)
+    yield from (lag, states, skipped)
 
 
 def _rebuild_figures(figures: StatusFigures) -> Iterator[Metric]:

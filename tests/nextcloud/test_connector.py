@@ -186,6 +186,10 @@ def test_a_huge_file_is_skipped_before_any_download(
     assert users(service)[ALICE]["skipped"] == {"too_large": 1}
     settle(service, ALICE)  # not tried again
     assert gets(nc, "huge.txt") == 0
+    metrics = service.get("/metrics", headers=auth("admin")).text
+    assert f'astrolabe_nextcloud_skipped_files{{reason="too_large",user="{ALICE}"}} 1.0' in metrics
+    assert 'astrolabe_nextcloud_requests_total{status="207"}' in metrics
+    assert 'astrolabe_nextcloud_users{state="ok"} 1.0' in metrics
 
 
 def test_an_idle_tick_is_one_request(service: TestClient, nc: NextcloudDialect) -> None:
