@@ -24,7 +24,7 @@ from app.search.navigation import Navigator
 from app.search.rerank import Reranker
 from app.search.service import SearchService
 from app.search.telemetry import SearchTelemetry
-from app.search.verify import DocRef, Verifier
+from app.search.verify import DocRef, Verifier, VerifySource
 from app.store.base import Store
 from app.store.fields import doc_key
 from app.telemetry.metrics import Metrics
@@ -41,7 +41,7 @@ class Services:
     dense: DenseEncoder
     ingest: IngestService
     search: SearchApi
-    verifier: Verifier | None
+    verifier: VerifySource | None
     keeper: LeaseKeeper
     navigation: Navigator
     reranker: Reranker | None = None
@@ -77,11 +77,22 @@ def build_services(
     model = dense if dense is not None else open_dense_encoder(settings)
     sparse = Bm25Encoder()
     indexer = Indexer(store, model, sparse)
-    verifier = (
-        Verifier(settings.verify_url, settings.verify_token, settings.verify_timeout)
-        if settings.verify_url
-        else None
-    )
+    queue = IndexQueue(indexer, settings.max_pending)
+    queue.start()
+
+    def take_over_orphans() -> None:  # placeholders of replicas that died
+        for job in indexer.pending_jobs(include_own=False):
+            queue.submit(job)
+
+    keeper = LeaseKeeper(indexer.leases, take_over_orphans)
+    keeper.start()
+    ingest = IngestService(indexer, queue, extractor_for(settings))
+    connector = open_connector(settings, indexer, queue, ingest.extractor)
+    verifier: VerifySource | None = None
+    if settings.verify_url:
+        verifier = Verifier(settings.verify_url, settings.verify_token, settings.verify_timeout)
+    elif connector is not None:  # Nextcloud itself answers
+        verifier = connector.verifier(settings.verify_timeout)
 
     def forget_missing(refs: list[DocRef]) -> None:
         for doc_type, doc_id in refs:
@@ -109,16 +120,6 @@ def build_services(
         reranker,
         settings.verify_timeout,
     )
-    queue = IndexQueue(indexer, settings.max_pending)
-    queue.start()
-
-    def take_over_orphans() -> None:  # placeholders of replicas that died
-        for job in indexer.pending_jobs(include_own=False):
-            queue.submit(job)
-
-    keeper = LeaseKeeper(indexer.leases, take_over_orphans)
-    keeper.start()
-    ingest = IngestService(indexer, queue, extractor_for(settings))
     links = LinkTemplates(settings.link_templates)
     return Services(
         store,
@@ -129,7 +130,7 @@ def build_services(
         keeper,
         Navigator(store),
         reranker,
-        open_connector(settings, indexer, queue, ingest.extractor),
+        connector,
     )
 
 

@@ -9,6 +9,7 @@ EXIT_DATA_DIR_UNUSABLE = 5
 EXIT_ENGINE_UNAVAILABLE = 6
 # Written with other settings or by a newer release: the line says what to run.
 EXIT_INDEX_OUTDATED = 7
+EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 
 
 def exit_code(error: Exception) -> int:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from app.cli.exits import EXIT_FAILED, EXIT_REFUSED
+from app.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_REFUSED
 from app.config import Settings
 
 if TYPE_CHECKING:
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 FLOW_SECONDS = 20 * 60.0  # Nextcloud drops a login flow not granted within 20 minutes
 POLL_SECONDS = 1.5  # between two polls of the flow's endpoint
-EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 USER_AGENT = "astrolabe-search"  # Nextcloud names the app password after it
 
 

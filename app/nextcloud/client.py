@@ -60,17 +60,20 @@ class NextcloudClient:
         app_password: str,
         counter: RequestCounter | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        timeout: float | None = None,
+        retries: int = RETRIES,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.login_name = login_name
         self._http = httpx.Client(
             base_url=self.base_url,
             auth=(login_name, app_password),
-            timeout=TIMEOUT,
+            timeout=TIMEOUT if timeout is None else httpx.Timeout(timeout),
             headers={"User-Agent": "astrolabe-search"},
         )
         self.counter = counter or RequestCounter()
         self._sleep = sleep
+        self._retries = retries
 
     def close(self) -> None:
         self._http.close()
@@ -86,21 +89,21 @@ class NextcloudClient:
     ) -> httpx.Response:
         """The answer to one request, after retries; raises on 401/403, 404 (AppMissing is
         left to the caller: a 404 is returned), 5xx and no answer."""
-        for attempt in range(RETRIES + 1):
+        for attempt in range(self._retries + 1):
             try:
                 response = self._http.request(
                     method, path, content=content, headers=headers, params=params
                 )
             except httpx.TransportError as exc:
                 self.counter.add(0)
-                if attempt == RETRIES:
+                if attempt == self._retries:
                     raise Unreachable(f"{method} {path}: {type(exc).__name__}") from exc
                 self._sleep(min(2.0**attempt, MAX_RETRY_AFTER))
                 continue
             self.counter.add(response.status_code)
             if response.status_code in (401, 403):
                 raise Revoked(f"{method} {path}: HTTP {response.status_code}")
-            if response.status_code in (429, 502, 503, 504) and attempt < RETRIES:
+            if response.status_code in (429, 502, 503, 504) and attempt < self._retries:
                 wait = retry_after(response, default=2.0**attempt)
                 if wait > MAX_RETRY_AFTER:
                     break

@@ -21,6 +21,7 @@ from app.nextcloud.ledger import Ledger
 from app.nextcloud.reconcile import IndexWriter, Labeler
 from app.nextcloud.sync import Schedule, UserSync
 from app.nextcloud.vault import Vault
+from app.nextcloud.verify import NextcloudVerifier
 from app.nextcloud.webhooks import Hint
 
 log = logging.getLogger("astrolabe.nextcloud")
@@ -214,6 +215,9 @@ class Connector:
             self.clock(),
             lambda uid: runners[uid].sync.pending if uid in runners else 0,
         )
+
+    def verifier(self, timeout: float) -> NextcloudVerifier:
+        return NextcloudVerifier(self.base_url, self.ledger, self.vault, timeout)
 
     def ticks(self) -> int:
         return self.counter.ticks

@@ -29,6 +29,11 @@ WALK_BODY = (
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
 
 
+def files_root(user_id: str) -> str:
+    """The URL path of a Nextcloud user's files."""
+    return f"/remote.php/dav/files/{user_id}"
+
+
 @dataclass(frozen=True)
 class DavEntry:
     """One node of a PROPFIND answer. `path` is relative to the root that was listed, without

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from app.ingest.documents import Document
 from app.nextcloud.apps import calendar_documents, deck_documents
 from app.nextcloud.client import NextcloudClient, RequestCounter
+from app.nextcloud.dav import files_root
 from app.nextcloud.errors import AppMissing, NextcloudError, Revoked, Unreachable
 from app.nextcloud.files import FileReader
 from app.nextcloud.ledger import Ledger, WrittenDocument
@@ -33,10 +34,6 @@ APPS: dict[str, Callable[[NextcloudClient, str], list[Document]]] = {
     "deck": deck_documents,
     "calendar": calendar_documents,
 }
-
-
-def files_root(user_id: str) -> str:
-    return f"/remote.php/dav/files/{user_id}"
 
 
 @dataclass

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from app.auth import Principal
 from app.filters.documents import readable_chunks_of, readable_documents
-from app.search.verify import DocRef, Verifier
+from app.search.verify import DocRef, VerifySource
 from app.store.base import Store
 from app.store.fields import doc_key
 
@@ -29,7 +29,7 @@ class DocumentReader:
     def __init__(
         self,
         store: Store,
-        verifier: Verifier | None = None,
+        verifier: VerifySource | None = None,
         forget_missing: Callable[[list[DocRef]], None] | None = None,
     ) -> None:
         self.store = store

@@ -26,7 +26,7 @@ from app.search.algorithms import (
     Semantic,
 )
 from app.search.rerank import Reranker
-from app.search.verify import DocRef, Verification, Verifier, VerifyBudget
+from app.search.verify import DocRef, Verification, VerifyBudget, VerifySource
 from app.store import fields
 from app.store.base import Hit, Store
 
@@ -226,7 +226,7 @@ class SearchService:
         store: Store,
         encoder: QueryEncoder,
         rrf_k: int,
-        verifier: Verifier | None = None,
+        verifier: VerifySource | None = None,
         forget_missing: Callable[[list[DocRef]], None] | None = None,
         observer: SearchObserver | None = None,
         reranker: Reranker | None = None,

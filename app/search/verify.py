@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 from app.search.remote import JsonService, RemoteFailed
 
@@ -47,7 +48,28 @@ class VerifyBudget:
         return self.degraded or self.rounds >= self.max_rounds or self.remaining() <= 0
 
 
+class VerifySource(Protocol):
+    """Whatever answers verify-on-read: the remote verify URL, or Nextcloud itself through the
+    connector (app.nextcloud.verify)."""
+
+    def budget(self) -> VerifyBudget: ...
+
+    def statuses(
+        self, user: str, documents: Sequence[DocRef], budget: VerifyBudget
+    ) -> dict[DocRef, str]: ...
+
+    def close(self) -> None: ...
+
+
+def degrade(budget: VerifyBudget, reason: str) -> dict[DocRef, str]:
+    budget.degraded = True
+    log.warning("verify-on-read failed, keeping all results (fail-open): %s", reason)
+    return {}
+
+
 class Verifier:
+    """The remote verify URL (SEARCH_VERIFY_URL)."""
+
     def __init__(
         self,
         url: str,
@@ -73,20 +95,14 @@ class Verifier:
         if not documents or budget.degraded:
             return {}
         if budget.spent():
-            return self._degrade(budget, "verify budget spent (deadline or rounds)")
+            return degrade(budget, "verify budget spent (deadline or rounds)")
         budget.rounds += 1
         body = {"user": user, "documents": [{"doc_type": t, "doc_id": i} for t, i in documents]}
         try:
             answer = self._source.post(body, budget.remaining())
             return self._parse(answer, set(documents))
         except (RemoteFailed, ValueError, TypeError, KeyError) as exc:
-            return self._degrade(budget, str(exc))
-
-    @staticmethod
-    def _degrade(budget: VerifyBudget, reason: str) -> dict[DocRef, str]:
-        budget.degraded = True
-        log.warning("verify-on-read failed, keeping all results (fail-open): %s", reason)
-        return {}
+            return degrade(budget, str(exc))
 
     @staticmethod
     def _parse(answer: object, asked: set[DocRef]) -> dict[DocRef, str]:
