@@ -14,7 +14,7 @@ import pytest
 
 from app.cli import main
 from app.cli import nextcloud as nextcloud_cli
-from app.cli.exits import EXIT_FAILED, EXIT_REFUSED
+from app.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_REFUSED
 from app.nextcloud.connector import ledger_path
 from app.nextcloud.ledger import Ledger, Node
 from app.nextcloud.vault import Vault
@@ -219,7 +219,7 @@ def test_login_interrupted_stops_cleanly(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(nextcloud_cli, "_sleep", ctrl_c)
-    assert _run("nextcloud", "login") == nextcloud_cli.EXIT_INTERRUPTED
+    assert _run("nextcloud", "login") == EXIT_INTERRUPTED
     err = capsys.readouterr().err
     assert "cancelled waiting for the grant; nothing was stored" in err
     assert "Traceback" not in err
