@@ -56,14 +56,17 @@ def load_demo(data_dir: Path) -> None:
 
 
 @contextmanager
-def demo_server(data_dir: Path, ready_timeout: float = 180) -> Iterator[DemoServer]:
-    """`serve --dev` on the loaded data directory; yields once /readyz answers 200."""
+def demo_server(
+    data_dir: Path, ready_timeout: float = 180, env: dict[str, str] | None = None
+) -> Iterator[DemoServer]:
+    """`serve --dev` on the loaded data directory (with `env`'s settings besides); yields once
+    /readyz answers 200."""
     port = free_port()
     log_path = data_dir.parent / f"serve-{port}.log"
     with log_path.open("w") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "app", "serve", "--dev", "--port", str(port)],
-            env=_environment(data_dir),
+            env=_environment(data_dir) | (env or {}),
             stdout=log,
             stderr=subprocess.STDOUT,
         )

@@ -7,6 +7,7 @@ import { FolderTree } from "./folder-tree.js";
 import { ResultMap } from "./map.js";
 import { endsInOperator, parseQuery } from "./query-syntax.js";
 import { clearResults, renderLegend, renderResults, renderStatus } from "./results.js";
+import { followSyncState, stopSyncState } from "./sync-state.js";
 import {
   activeFilterCount, emptyState, folderTreeParams, fromUrlParams, toApiParams, toUrlParams,
 } from "./search-state.js";
@@ -104,12 +105,15 @@ function showApp(me) {
   $("app").hidden = false;
   $("who").hidden = false;
   $("who-text").textContent = `Signed in as ${me.sub} (${(me.scopes || []).join(", ")})`;
+  followSyncState(page.token, me.sub, $("sync-state"));
   fillForm();
   map.resize();
 }
 
 function signOut(message) {
   forgetToken();
+  stopSyncState();
+  $("sync-state").hidden = true;
   page.token = "";
   if (page.controller) page.controller.abort();
   showTokenPrompt(message);
