@@ -21,7 +21,13 @@ from tests.nextcloud.connector_helpers import (
     settle,
     users,
 )
-from tests.nextcloud.dialect import SHARE_GROUP, SHARE_LINK, SHARE_USER, NextcloudDialect
+from tests.nextcloud.dialect import (
+    SHARE_GROUP,
+    SHARE_LINK,
+    SHARE_USER,
+    NextcloudDialect,
+    vevent,
+)
 
 
 @pytest.fixture
@@ -340,3 +346,34 @@ def test_hits_are_verified_against_nextcloud_itself_as_the_searching_user(
     assert response["verification"] == "ok"
     searches = [r for r in nc.log.snapshot() if r.method == "SEARCH"]
     assert len(searches) == 1 and searches[0].user == ALICE
+
+
+def test_deck_cards_and_calendar_events_are_indexed_with_their_readers(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    board = nc.deck.add_board(ALICE, "Roadmap")
+    nc.deck.share_board(board.id, "staff", type=1)
+    label = nc.deck.add_label(board.id, "Urgent")
+    stack = nc.deck.add_stack(board.id, "To do")
+    nc.deck.add_card(stack.id, "Paint the lighthouse", "red and white", labels=(label.id,))
+    calendar = nc.caldav.add_calendar(ALICE, "work", displayname="Work")
+    nc.caldav.put_event(
+        calendar, "e.ics", vevent("e1", "Lighthouse inspection", "20260105T090000Z")
+    )
+    connect(service, nc, ALICE)
+    card = found(service, "lighthouse", BOB, groups=["staff"])
+    assert [(h["doc_type"], h["tags"], h["category"]) for h in card] == [
+        ("deck_card", ["Urgent"], "Roadmap")
+    ]
+    mine = {h["doc_type"] for h in found(service, "lighthouse", ALICE)}
+    assert mine == {"deck_card", "event"}
+    assert found(service, "lighthouse", CAROL, groups=["admin"]) == []
+    nc.deck.add_card(stack.id, "Repair the lighthouse lamp")
+    envelopes = captured(nc)
+    nc.deck.add_card(stack.id, "Order lighthouse paint")
+    deck_events = [e for e in envelopes if "Deck" in e["event"]["class"]]
+    assert deck_events and deliver(service, deck_events[-1]) == {"queued": 1}
+    deadline = time.monotonic() + 5
+    while len(found(service, "lighthouse", BOB, groups=["staff"])) < 3:
+        assert time.monotonic() < deadline, "the Deck webhook did not bring the new cards"
+        time.sleep(0.05)
