@@ -24,7 +24,7 @@ WALK_BODY = (
     'xmlns:nc="http://nextcloud.org/ns"><d:prop>'
     "<d:getetag/><d:getlastmodified/><d:getcontentlength/><d:getcontenttype/>"
     "<d:resourcetype/><oc:fileid/><oc:owner-id/><oc:size/><nc:system-tags/>"
-    "<nc:is-encrypted/></d:prop></d:propfind>"
+    "<nc:is-encrypted/><nc:is-mount-root/></d:prop></d:propfind>"
 )
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
 
@@ -49,6 +49,7 @@ class DavEntry:
     owner: str | None
     tags: tuple[str, ...]
     encrypted: bool
+    mount_root: bool = False  # where a share received by the user is mounted
 
     @property
     def name(self) -> str:
@@ -112,6 +113,7 @@ def _entry(path: str, props: dict[str, "etree._Element"]) -> DavEntry:
         owner=text("owner-id"),
         tags=tuple(tags),
         encrypted=text("is-encrypted") in ("1", "true"),
+        mount_root=text("is-mount-root") == "true",
     )
 
 

@@ -5,6 +5,7 @@ streams to a scratch file; encrypted files are not downloaded at all. The text c
 same extractors (worker processes, time limit) as `POST /api/v1/files`. A skipped file keeps its
 reason and is not tried again until its ETag changes."""
 
+import logging
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,6 +20,7 @@ from app.nextcloud.dav import DavEntry
 from app.nextcloud.errors import Refused
 
 CHUNK_BYTES = 1 << 16
+log = logging.getLogger("astrolabe.nextcloud")
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,9 @@ class FileReader:
                 document = file_document(metadata, extracted, entry.name)
             except ServiceError as exc:
                 return Skipped(exc.code)
+            except Exception:  # an extractor's bug must not make the file a retry storm
+                log.exception("extracting %s failed", entry.path)
+                return Skipped("unreadable")
         return replace(
             document,
             title=labels.title,

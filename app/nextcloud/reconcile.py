@@ -201,6 +201,7 @@ class FileSink:
                 self.pending -= 1
 
     def _reconcile(self, entry: DavEntry) -> None:
+        """Same content: new labels at most. New content: read, then written or skipped."""
         old = self.ledger.node(self.user_id, entry.key)
         version = content_version(entry)
         # The row moves first (the labels read it); its ETag follows once the file is read.
@@ -211,17 +212,19 @@ class FileSink:
         holders = self.ledger.holders(entry.key)
         written = next(iter(self.ledger.written_from(entry.key)), None)
         if written is not None and written.content_version == version:
-            self.labeler.refresh(
-                written, self.labeler.labels(entry.key, holders, facts, written.labels)
-            )
+            labels = self.labeler.labels(entry.key, holders, facts, written.labels)
+            self.labeler.refresh(written, labels)
             self._place(entry, version)
-            return
-        labels = self.labeler.labels(entry.key, holders, facts)
-        result = self.reader.read(
-            self.client, self.root.rstrip("/") + "/" + entry.path, entry, labels
-        )
+        else:
+            self._read(entry, version, self.labeler.labels(entry.key, holders, facts), written)
+
+    def _read(
+        self, entry: DavEntry, version: str, labels: Document, written: WrittenDocument | None
+    ) -> None:
+        url_path = self.root.rstrip("/") + "/" + entry.path
+        result = self.reader.read(self.client, url_path, entry, labels)
         if written is not None and (isinstance(result, Skipped) or written.doc_key != labels.key):
-            self.writer.delete(written.doc_key)
+            self.writer.delete(written.doc_key)  # its old text is no longer the file's
             self.ledger.drop_written(written.doc_key)
         if isinstance(result, Skipped):
             self._place(entry, version, reason=result.reason)
@@ -229,9 +232,8 @@ class FileSink:
         future = self.writer.write(result)
         with self._lock:
             self.futures.append(future)
-        self.ledger.put_written(
-            WrittenDocument(result.key, entry.key, version, _labels_record(labels))
-        )
+        record = _labels_record(labels)
+        self.ledger.put_written(WrittenDocument(result.key, entry.key, version, record))
         self._place(entry, version)
 
     def _place(

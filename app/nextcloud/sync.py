@@ -136,7 +136,7 @@ class UserSync:
             self._read_grants(client, sink, grants_cache)
         self._follow_hints(walker, sink, hints)
         report = walker.walk(sink)
-        if report.changed and not grants_due:  # a mount appeared or went: shares changed
+        if report.new_mounts and not grants_due:  # a share was received: who else reads it
             self._read_grants(client, sink, grants_cache)
         if report.changed or hints:
             self.ledger.set_user(self.user_id, changed_since=user.changed_since or now)
@@ -159,7 +159,10 @@ class UserSync:
     def _read_grants(
         self, client: NextcloudClient, sink: FileSink, cache: dict[str, list[Grant]]
     ) -> None:
-        grants = read_grants(client)
+        try:
+            grants = read_grants(client)
+        except AppMissing:  # the sharing app is off: no shares to read
+            grants = []
         user = self.ledger.user(self.user_id)
         self.ledger.set_user(self.user_id, grants=grants, grants_read_at=self.clock())
         cache[self.user_id] = grants
@@ -186,9 +189,11 @@ class UserSync:
             source = f"app:{app}:{self.user_id}"
             try:
                 documents = read(client, self.user_id)
+            except Revoked:
+                raise
             except AppMissing:
                 continue
-            except Unreachable as exc:
+            except NextcloudError as exc:
                 self.figures.app_failures[app] = self.figures.app_failures.get(app, 0) + 1
                 log.warning("nextcloud user %s: %s failed: %s", self.user_id, app, exc)
                 continue

@@ -47,6 +47,7 @@ class WalkReport:
     complete: bool = True
     requests: int = 0
     folders_listed: int = 0
+    new_mounts: int = 0  # shares received since the last walk: the share lists changed
     errors: list[str] = field(default_factory=list)
 
 
@@ -147,6 +148,7 @@ class _Walk:
         for child in children:
             self.seen.add(child.key)
             old = stored.get(child.key) or self.ledger.node(self.user_id, child.key)
+            self.report.new_mounts += int(old is None and child.mount_root)
             if not child.is_folder:
                 if old is None or old.etag != child.etag or old.path != child.path:
                     changed_files.append(child)

@@ -377,3 +377,43 @@ def test_deck_cards_and_calendar_events_are_indexed_with_their_readers(
     while len(found(service, "lighthouse", BOB, groups=["staff"])) < 3:
         assert time.monotonic() < deadline, "the Deck webhook did not bring the new cards"
         time.sleep(0.05)
+
+
+def test_a_change_deep_in_the_tree_costs_depth_plus_two_requests(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    for i in range(4):
+        nc.put(ALICE, f"Side{i}/x/y.txt", f"side file {i}".encode())
+    nc.put(ALICE, "a/b/c/deep.txt", b"the first version")
+    connect(service, nc, ALICE)
+    nc.put(ALICE, "a/b/c/deep.txt", b"the second version of the deep file")
+    nc.reset_log()
+    ordinary_tick(service, ALICE)
+    sent = [
+        (r.method, r.path.removeprefix(f"/remote.php/dav/files/{ALICE}")) for r in nc.log.snapshot()
+    ]
+    assert sent == [
+        ("PROPFIND", "/"),
+        ("PROPFIND", "/"),
+        ("PROPFIND", "/a/"),
+        ("PROPFIND", "/a/b/"),
+        ("PROPFIND", "/a/b/c/"),
+        ("GET", "/a/b/c/deep.txt"),
+    ]  # 4 segments deep: 6 requests; no Side folder listed
+    settle(service, ALICE)
+    assert len(found(service, "second", ALICE)) == 1
+
+
+def test_a_group_share_received_by_a_connected_member_reaches_the_whole_group(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    nc.add_user("dave", groups=("staff",))
+    nc.put(ALICE, "Team/charter.txt", b"the team charter of the observatory")
+    connect(service, nc, BOB)  # alice, the owner, is not connected
+    nc.share(ALICE, "Team", SHARE_GROUP, "staff")
+    ordinary_tick(service, BOB)  # not forced: the new mount in bob's root says to read shares
+    deadline = time.monotonic() + 10
+    while not found(service, "observatory", "dave", groups=["staff"]):
+        assert time.monotonic() < deadline, "the group share did not reach dave"
+        time.sleep(0.05)
+    assert found(service, "observatory", CAROL, groups=["admin"]) == []
