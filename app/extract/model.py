@@ -54,6 +54,7 @@ class Extracted:
     text: str
     page_starts: tuple[int, ...]  # where each page starts in `text`; () for unpaged formats
     title: str | None = None  # the file's own title (metadata, <title>, first heading, subject)
+    extraction: str = "text"  # text | ocr (every page read by OCR) | mixed (some pages)
 
     @property
     def mime_type(self) -> str:

@@ -26,6 +26,7 @@ class Document:
     page_starts: tuple[int, ...] = ()
     sealed_pages: bool = False
     no_text: bool = False  # a file without text (a scan): `content` is empty
+    extraction: str | None = None  # a file's: text | ocr | mixed; None for a document sent as text
 
     @property
     def key(self) -> str:

@@ -223,6 +223,11 @@ class DocumentStatus(BaseModel):
         default=None, description="Pages, slides or sheets of a paged file; null otherwise."
     )
     error: str | None = Field(default=None, description="Why indexing failed.")
+    extraction: Literal["text", "ocr", "mixed"] | None = Field(
+        default=None,
+        description="How a file's text was obtained (mixed: some pages by OCR); null for a"
+        " document sent as text.",
+    )
 
     @classmethod
     def of(
@@ -246,6 +251,7 @@ class DocumentStatus(BaseModel):
             or len(document.get("page_starts") or ())
             or None,
             error=error,
+            extraction=document.get(fields.EXTRACTION),
         )
 
 

@@ -127,6 +127,7 @@ def chunk_payload(doc: Document, index: int, total: int, chunk: Chunk) -> dict[s
         fields.PAGE_END: chunk.page_end,
         fields.PAGE_COUNT: len(doc.page_starts) if chunk.page_number is not None else None,
         fields.NO_TEXT: doc.no_text,
+        fields.EXTRACTION: doc.extraction,
     }
 
 

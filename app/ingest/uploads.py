@@ -26,6 +26,7 @@ def file_document(metadata: DocumentFields, extracted: Extracted, filename: str 
         page_starts=extracted.page_starts if extracted.has_text else (),
         sealed_pages=extracted.sealed,
         no_text=not extracted.has_text,
+        extraction=extracted.extraction,
     )
 
 

@@ -63,6 +63,6 @@ class WebhookAnswer(BaseModel):
 
 
 class StatusWithConnector(SyncStatus):
-    """`GET /api/v1/vector-sync/status` with the connector's users (null when it is off)."""
+    """`GET /api/v1/vector-sync/status` with the connector's users (absent when it is off)."""
 
     nextcloud: ConnectedUsers | None = None

@@ -16,6 +16,7 @@ router = APIRouter(prefix="/api/v1/vector-sync", tags=["documents"])
 @router.get(
     "/status",
     response_model=StatusWithConnector,
+    response_model_exclude_none=True,  # `nextcloud` only when the connector runs
     responses={code: {"model": ErrorBody} for code in (401, 403, 503)},
 )
 def sync_status(principal: PrincipalDep, services: ServicesDep) -> StatusWithConnector:

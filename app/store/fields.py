@@ -48,6 +48,10 @@ PAGE_NUMBER = "page_number"
 PAGE_END = "page_end"
 PAGE_COUNT = "page_count"
 NO_TEXT = "no_text"  # true: the file had no text (a scan): indexed by its title alone
+EXTRACTION = "extraction"  # how a file's text was obtained: text | ocr | mixed; None: sent as text
+CONTENT_HASH = (
+    "content_hash"  # what was indexed (text and metadata): a resend equal to it is a no-op
+)
 
 # A placeholder: the accepted document and where its indexing stands.
 REVISION = "revision"
