@@ -107,10 +107,16 @@ class NextcloudUnreachable(ServiceError):
     code = "nextcloud_unreachable"
 
 
-class ConnectorOff(Unavailable):
-    """The Nextcloud connector is not configured (SEARCH_NEXTCLOUD_URL, SEARCH_SECRET_KEY)."""
+class ConnectorOff(NotFound):
+    """This service runs no Nextcloud connector (SEARCH_NEXTCLOUD_URL is not set)."""
 
     code = "nextcloud_not_configured"
+
+
+class SecretKeyMissing(Unavailable):
+    """An app password cannot be stored: SEARCH_SECRET_KEY is not set."""
+
+    code = "secret_key_missing"
 
 
 class ErrorDetail(BaseModel):

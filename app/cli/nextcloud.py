@@ -32,7 +32,7 @@ class FlowFailed(Exception):
 def login(args: argparse.Namespace) -> int:
     """Start a login flow, print the URL to open, wait for the grant, then check the app
     password against Nextcloud and store it sealed (`app.nextcloud.connector.register`)."""
-    from app.errors import ConnectorOff, ServiceError
+    from app.errors import SecretKeyMissing, ServiceError
     from app.nextcloud.connector import ledger_path, register
     from app.nextcloud.ledger import Ledger
     from app.nextcloud.vault import Vault
@@ -44,7 +44,7 @@ def login(args: argparse.Namespace) -> int:
     stage = "waiting for the grant; nothing was stored"
     try:
         if not settings.secret_key:  # before the flow: the grant would be for nothing
-            raise ConnectorOff(
+            raise SecretKeyMissing(
                 "SEARCH_SECRET_KEY is not set: no app password can be stored (set it to a"
                 " random string of 16 characters or more, the same one `serve` uses)"
             )
@@ -89,9 +89,9 @@ def login(args: argparse.Namespace) -> int:
 def _service_exit_code(error: "ServiceError") -> int:
     """The connector not configured (SEARCH_SECRET_KEY) is refused like a start; Nextcloud
     refusing the credentials or not answering, and anything else, is a failed command."""
-    from app.errors import ConnectorOff
+    from app.errors import SecretKeyMissing
 
-    return EXIT_REFUSED if isinstance(error, ConnectorOff) else EXIT_FAILED
+    return EXIT_REFUSED if isinstance(error, SecretKeyMissing) else EXIT_FAILED
 
 
 def _sleep(seconds: float) -> None:

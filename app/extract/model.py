@@ -24,6 +24,12 @@ class Format(StrEnum):
     MARKDOWN = "markdown"
     TEXT = "text"
     EML = "eml"
+    DOC = "doc"
+    RTF = "rtf"
+    EPUB = "epub"
+    MSG = "msg"
+    CSV = "csv"
+    TSV = "tsv"
 
 
 MIME_TYPES = {
@@ -38,10 +44,16 @@ MIME_TYPES = {
     Format.MARKDOWN: "text/markdown",
     Format.TEXT: "text/plain",
     Format.EML: "message/rfc822",
+    Format.DOC: "application/msword",
+    Format.RTF: "application/rtf",
+    Format.EPUB: "application/epub+zip",
+    Format.MSG: "application/vnd.ms-outlook",
+    Format.CSV: "text/csv",
+    Format.TSV: "text/tab-separated-values",
 }
-# Slides and sheets are units of their own: a chunk never spans two. PDF pages are only where
-# the layout broke the text, so a chunk may run across a page break.
-SEALED = frozenset({Format.PPTX, Format.ODP, Format.XLSX, Format.ODS})
+# Slides, sheets and e-book chapters are units of their own: a chunk never spans two. PDF pages
+# are only where the layout broke the text, so a chunk may run across a page break.
+SEALED = frozenset({Format.PPTX, Format.ODP, Format.XLSX, Format.ODS, Format.EPUB})
 
 
 def clean(text: str) -> str:

@@ -23,6 +23,8 @@ class Chunk:
     end: int
     page_number: int | None = None  # paged documents: the page it starts on (1-based)
     page_end: int | None = None  # and the page it ends on
+    # Where each later page starts, as an offset into `text` (page_end - page_number of them).
+    page_breaks: tuple[int, ...] = ()
 
 
 def _sentences(text: str) -> list[list[re.Match[str]]]:
@@ -91,6 +93,7 @@ def chunk_pages(
                 c,
                 page_number=_page_at(page_starts, c.start),
                 page_end=_page_at(page_starts, max(c.start, c.end - 1)),
+                page_breaks=tuple(s - c.start for s in page_starts if c.start < s < c.end),
             )
             for c in chunk_spans(text, max_words, overlap_words)
         ]

@@ -1,7 +1,9 @@
 """A document as the pipeline stores and indexes it: validated and normalized (the wire model
 that produces it is `app.ingest.models.DocumentIn`)."""
 
-from dataclasses import asdict, dataclass
+import hashlib
+import json
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from app.store import fields
@@ -27,6 +29,9 @@ class Document:
     sealed_pages: bool = False
     no_text: bool = False  # a file without text (a scan): `content` is empty
     extraction: str | None = None  # a file's: text | ocr | mixed; None for a document sent as text
+    # What it was made from (the text and metadata sent, or a file's bytes and metadata): a
+    # resend with the same hash is acknowledged without extraction or embedding.
+    content_hash: str | None = None
 
     @property
     def key(self) -> str:
@@ -39,6 +44,12 @@ class Document:
         data["page_starts"] = list(self.page_starts)
         return data
 
+    def with_hash(self) -> "Document":
+        """The document carrying the hash of its text and metadata (kept if it has one)."""
+        if self.content_hash is not None:
+            return self
+        return replace(self, content_hash=digest(self.to_payload()))
+
     @classmethod
     def from_payload(cls, data: dict[str, Any]) -> "Document":
         values = dict(data)
@@ -46,6 +57,12 @@ class Document:
         values["acl"] = tuple(values.get("acl") or ())
         values["page_starts"] = tuple(values.get("page_starts") or ())
         return cls(**values)
+
+
+def digest(value: Any) -> str:
+    """A stable hash of JSON-like data."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

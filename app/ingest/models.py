@@ -14,6 +14,7 @@ from app.filters.spec import clean_values, format_timestamp, normalize_folder
 from app.ingest.documents import Document, IndexCounts
 from app.store import fields
 from app.unicode import ProperUnicode
+from app.written import normalize
 
 MAX_BATCH = 256
 DOC_TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
@@ -83,8 +84,8 @@ class DocumentFields(BaseModel):
         return Document(
             doc_type=self.doc_type,
             doc_id=self.doc_id,
-            title=self.title,
-            content=content,
+            title=normalize(self.title),
+            content=normalize(content),
             owner=self.owner,
             modified_at=int(time.time()) if self.modified_at is None else self.modified_at,
             file_path=self.file_path,
@@ -182,6 +183,17 @@ class Indexed(BaseModel):
     chunks: int
 
 
+class Progress(BaseModel):
+    """Where a document that is being worked on stands."""
+
+    stage: Literal["extracting", "queued", "embedding"] = Field(
+        description="extracting: a file's text is being read; queued: waiting for the indexer;"
+        " embedding: its chunks are being embedded."
+    )
+    chunks_embedded: int | None = Field(default=None, description="While embedding.")
+    chunks_total: int | None = Field(default=None, description="While embedding.")
+
+
 class DocumentStatus(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
@@ -223,6 +235,11 @@ class DocumentStatus(BaseModel):
         default=None, description="Pages, slides or sheets of a paged file; null otherwise."
     )
     error: str | None = Field(default=None, description="Why indexing failed.")
+    progress: Progress | None = Field(
+        default=None,
+        description="While a new version is being worked on (large files: poll this instead of"
+        " holding a `?wait=true` request); null otherwise.",
+    )
     extraction: Literal["text", "ocr", "mixed"] | None = Field(
         default=None,
         description="How a file's text was obtained (mixed: some pages by OCR); null for a"

@@ -4,7 +4,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -18,7 +18,7 @@ from app.index_settings import CHUNK_WORDS
 from app.ingest.chunking import Chunk, chunk_pages
 from app.ingest.documents import Document, IndexCounts
 from app.ingest.leases import Leases
-from app.ingest.models import DocumentStatus
+from app.ingest.models import DocumentStatus, Progress
 from app.ingest.sparse_fit import fitted_encoder
 from app.store import fields
 from app.store.base import Hit, Store
@@ -58,6 +58,9 @@ class Job:
 
     doc_key: str
     revision: int
+
+
+Prepared = tuple[Job, Document, list[Chunk]]  # a job, its document and its chunks
 
 
 def placeholder_point(doc: Document, revision: int, error: str | None = None) -> models.PointStruct:
@@ -125,10 +128,26 @@ def chunk_payload(doc: Document, index: int, total: int, chunk: Chunk) -> dict[s
         fields.MIME_TYPE: doc.mime_type,
         fields.PAGE_NUMBER: chunk.page_number,
         fields.PAGE_END: chunk.page_end,
+        fields.PAGE_BREAKS: list(chunk.page_breaks) or None,
         fields.PAGE_COUNT: len(doc.page_starts) if chunk.page_number is not None else None,
         fields.NO_TEXT: doc.no_text,
         fields.EXTRACTION: doc.extraction,
+        fields.CONTENT_HASH: doc.content_hash,
+        fields.CHARACTERS: len(doc.content),
     }
+
+
+def _spans(sizes: list[tuple[str, int]]) -> list[tuple[str, int, int]]:
+    """(key, where its chunks start among all the texts, how many)."""
+    spans, start = [], 0
+    for key, count in sizes:
+        spans.append((key, start, count))
+        start += count
+    return spans
+
+
+def _placeholder_ids(keys: Mapping[str, str]) -> set[str]:
+    return {placeholder_id(key) for key in keys}
 
 
 def _disk_estimate(doc: Document) -> int:
@@ -156,9 +175,26 @@ class Indexer:
         self.chunk_words = chunk_words
         self.leases = leases or Leases(store)
         self._lock = threading.Lock()
+        self.embedding: dict[str, tuple[int, int]] = {}  # key -> (chunks embedded, chunks)
+
+    def indexed_as(self, hashes: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+        """Of these documents (key -> content hash), those indexed with that hash and not
+        waiting for a newer version: their first chunk's payload, by key."""
+        keys = dict(hashes)
+        ids = [p for key in keys for p in (chunk_point_id(key, 0), placeholder_id(key))]
+        found = self.store.retrieve(ids) if ids else []
+        waiting = {h.payload.get(fields.DOC_KEY) for h in found if h.id in _placeholder_ids(keys)}
+        return {
+            key: hit.payload
+            for hit in found
+            if (key := hit.payload.get(fields.DOC_KEY)) in keys
+            and hit.payload.get(fields.KIND) == fields.KIND_CHUNK
+            and hit.payload.get(fields.CONTENT_HASH) == keys[key]
+            and key not in waiting
+        }
 
     def accept(self, documents: Sequence[Document]) -> list[Job]:
-        latest = {doc.key: doc for doc in documents}  # the last copy of a key in a batch wins
+        latest = {doc.key: doc.with_hash() for doc in documents}  # a batch's last copy wins
         jobs = [Job(key, next_revision()) for key in latest]
         points = [placeholder_point(latest[job.doc_key], job.revision) for job in jobs]
         for point in points:  # leased from the start: no other replica takes it while we live
@@ -197,27 +233,51 @@ class Indexer:
         first = 0  # where the next document's chunks start in `texts`
         waiting = iter(prepared)
         item = next(waiting, None)
-        for start in range(0, len(texts), EMBED_SLICE):
-            if stop is not None and stop.is_set():
-                break
-            dense += self.dense.encode(texts[start : start + EMBED_SLICE])
-            sparse += bm25.encode_documents(texts[start : start + EMBED_SLICE])
-            while item is not None and first + len(item[2]) <= len(dense):
-                job, doc, chunks = item
-                points = [
-                    models.PointStruct(
-                        id=chunk_point_id(doc.key, i),
-                        vector={DENSE_VECTOR: dense[first + i], SPARSE_VECTOR: sparse[first + i]},
-                        payload=chunk_payload(doc, i, len(chunks), chunk)
-                        | {fields.REVISION: job.revision},
-                    )
-                    for i, chunk in enumerate(chunks)
-                ]
-                if self._replace(job, points):
-                    written[job] = len(points)
-                first += len(chunks)
-                item = next(waiting, None)
+        spans = _spans([(doc.key, len(chunks)) for _, doc, chunks in prepared])
+        try:
+            for start in range(0, len(texts), EMBED_SLICE):
+                if stop is not None and stop.is_set():
+                    break
+                dense += self.dense.encode(texts[start : start + EMBED_SLICE])
+                sparse += bm25.encode_documents(texts[start : start + EMBED_SLICE])
+                self._note_progress(spans, len(dense))
+                first, item = self._write_ready(item, waiting, first, dense, sparse, written)
+        finally:
+            for key, _, _ in spans:
+                self.embedding.pop(key, None)
         return written
+
+    def _note_progress(self, spans: list[tuple[str, int, int]], done: int) -> None:
+        for key, start, count in spans:
+            if start < done < start + count:
+                self.embedding[key] = (done - start, count)
+
+    def _write_ready(
+        self,
+        item: "Prepared | None",
+        waiting: "Iterator[Prepared]",
+        first: int,
+        dense: list[list[float]],
+        sparse: list[models.SparseVector],
+        written: dict[Job, int],
+    ) -> "tuple[int, Prepared | None]":
+        """Write each document whose chunks are all embedded; where the next one starts."""
+        while item is not None and first + len(item[2]) <= len(dense):
+            job, doc, chunks = item
+            points = [
+                models.PointStruct(
+                    id=chunk_point_id(doc.key, i),
+                    vector={DENSE_VECTOR: dense[first + i], SPARSE_VECTOR: sparse[first + i]},
+                    payload=chunk_payload(doc, i, len(chunks), chunk)
+                    | {fields.REVISION: job.revision},
+                )
+                for i, chunk in enumerate(chunks)
+            ]
+            if self._replace(job, points):
+                written[job] = len(points)
+            first += len(chunks)
+            item = next(waiting, None)
+        return first, item
 
     def fail(self, job: Job, error: str) -> None:
         with self._lock:
@@ -323,12 +383,21 @@ class Indexer:
         if waiting is None:
             indexed = fields.STATUS_NO_TEXT if found[0].payload.get(fields.NO_TEXT) else "indexed"
             return DocumentStatus.of(found[0].payload, indexed, chunks, None)
-        return DocumentStatus.of(
+        status = DocumentStatus.of(
             waiting.payload[fields.DOCUMENT],
             waiting.payload.get(fields.STATUS, fields.STATUS_PENDING),
             chunks,
             waiting.payload.get(fields.ERROR),
         )
+        if status.status != fields.STATUS_PENDING:
+            return status
+        embedded = self.embedding.get(doc_key)
+        progress = (
+            Progress(stage="embedding", chunks_embedded=embedded[0], chunks_total=embedded[1])
+            if embedded
+            else Progress(stage="queued")
+        )
+        return status.model_copy(update={"progress": progress})
 
     def counts(self) -> IndexCounts:
         return IndexCounts(

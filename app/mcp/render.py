@@ -34,7 +34,7 @@ def render_hits(found: ToolSearchResponse) -> str:
         where = f" | {hit.file_path}" if hit.file_path else ""
         tags = f" | tags: {', '.join(hit.tags)}" if hit.tags else ""
         score = "" if hit.relevance is None else f" | relevance {hit.relevance:.2f}"
-        page = _page(hit.page_number, hit.page_end, hit.page_count)
+        page = _page(hit.page_number, hit.page_start, hit.page_end, hit.page_count)
         lines.append(
             f"{rank}. {hit.title or '(untitled)'} [{hit.doc_type} {hit.doc_id}]"
             f" | {hit.owner} | {hit.modified_at}{where}{page}{tags}{score}"
@@ -51,11 +51,13 @@ def render_hits(found: ToolSearchResponse) -> str:
     return "\n".join(lines)
 
 
-def _page(number: int | None, end: int | None, count: int | None) -> str:
+def _page(number: int | None, start: int | None, end: int | None, count: int | None) -> str:
+    """The page of the match, and the passage's pages when it spans several."""
     if number is None:
         return ""
-    span = f"pages {number}-{end}" if end is not None and end > number else f"page {number}"
-    return f" | {span}" + (f" of {count}" if count else "")
+    of = f" of {count}" if count else ""
+    spans = start is not None and end is not None and end > start
+    return f" | page {number}{of}" + (f" (passage on pages {start}-{end})" if spans else "")
 
 
 def render_facets(counted: FacetsResponse) -> str:

@@ -6,7 +6,7 @@ import hashlib
 
 from cryptography.fernet import Fernet, InvalidToken
 
-from app.errors import ConnectorOff
+from app.errors import SecretKeyMissing
 
 MIN_SECRET_CHARS = 16
 
@@ -22,7 +22,7 @@ class Vault:
 
     def seal(self, password: str) -> str:
         if self._fernet is None:
-            raise ConnectorOff("SEARCH_SECRET_KEY is not set: no app password can be stored")
+            raise SecretKeyMissing("SEARCH_SECRET_KEY is not set: no app password can be stored")
         return self._fernet.encrypt(password.encode()).decode()
 
     def open(self, sealed: str) -> str | None:

@@ -2,6 +2,7 @@
 the document with its offsets, and consecutive chunks overlap or touch (only whitespace lies
 between them), so together they give the document's text at the right offsets."""
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from app.errors import InvalidRequest
@@ -17,6 +18,7 @@ class StoredChunk:
     end: int
     text: str
     page_number: int | None = None
+    page_breaks: tuple[int, ...] = ()  # offsets in `text` where its later pages start
 
 
 def document_text(chunks: list[StoredChunk]) -> str:
@@ -51,8 +53,15 @@ def context_around(chunks: list[StoredChunk], start: int, end: int, context: int
         has_more_after=after_to < len(text),
         chunk_index=found.index if found else 0,
         total_chunks=len(chunks),
-        page_number=found.page_number if found else None,
+        page_number=_page_at(found, start) if found else None,
     )
+
+
+def _page_at(chunk: StoredChunk, offset: int) -> int | None:
+    """The page holding `offset` (in the document) within `chunk`."""
+    if chunk.page_number is None:
+        return None
+    return chunk.page_number + bisect_right(chunk.page_breaks, offset - chunk.start)
 
 
 def _chunk_at(chunks: list[StoredChunk], start: int, end: int) -> StoredChunk | None:

@@ -70,4 +70,5 @@ def _stored(hit: Hit) -> StoredChunk | None:
         int(end),
         str(p[fields.TEXT]),
         int(page) if page is not None else None,
+        tuple(p.get(fields.PAGE_BREAKS) or ()),
     )

@@ -46,9 +46,11 @@ URL = "url"  # the document's own link (http/https), when it was sent with one
 # pages the document has. Absent for unpaged documents.
 PAGE_NUMBER = "page_number"
 PAGE_END = "page_end"
+PAGE_BREAKS = "page_breaks"  # offsets in a chunk's text where its later pages start
 PAGE_COUNT = "page_count"
 NO_TEXT = "no_text"  # true: the file had no text (a scan): indexed by its title alone
 EXTRACTION = "extraction"  # how a file's text was obtained: text | ocr | mixed; None: sent as text
+CHARACTERS = "characters"  # the characters of text of a chunk's document
 CONTENT_HASH = (
     "content_hash"  # what was indexed (text and metadata): a resend equal to it is a no-op
 )

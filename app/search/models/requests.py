@@ -14,6 +14,7 @@ from app.search.service import (
     SearchQuery,
     SortOrder,
 )
+from app.written import normalize
 
 MAX_QUERY_CHARS = 10_000
 MAX_OFFSET = 10_000
@@ -164,7 +165,7 @@ def search_query(
 ) -> SearchQuery:
     """The search a request asks for, from the fields the body and the query parameters share."""
     return SearchQuery(
-        text=asked.query,
+        text=normalize(asked.query),
         algorithm=asked.algorithm,
         fusion=asked.fusion,
         dense_weight=dense_weight,

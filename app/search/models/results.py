@@ -9,6 +9,7 @@ from app.filters.models import AppliedFilters
 from app.filters.spec import format_timestamp
 from app.search.algorithms import RelevanceSource
 from app.search.links import LinkTemplates
+from app.search.pages import page_of_match, query_words
 from app.search.service import (
     RELEVANCE_DIGITS,
     Relevance,
@@ -54,8 +55,12 @@ class SearchResult(BaseModel):
     )
     chunk_end_offset: int | None = Field(description="Where it ends (exclusive).")
     page_number: int | None = Field(
-        description="Paged files: the page (PDF), slide (PPTX, ODP) or sheet (XLSX, ODS) the"
-        " chunk starts on, 1-based; null for unpaged documents."
+        description="Paged files: the page (PDF), slide (PPTX, ODP) or sheet (XLSX, ODS) where"
+        " the hit's matching text is, 1-based: the first page of the chunk holding a query word,"
+        " else the page holding most of the chunk's text; null for unpaged documents."
+    )
+    page_start: int | None = Field(
+        default=None, description="The page the chunk starts on (its whole range: to page_end)."
     )
     page_end: int | None = Field(description="The page it ends on (a chunk may span PDF pages).")
     page_count: int | None = Field(description="The document's pages, slides or sheets.")
@@ -75,6 +80,7 @@ class SearchResult(BaseModel):
         with_excerpt: bool = True,
         links: LinkTemplates | None = None,
         strong: bool | None = None,
+        words: frozenset[str] = frozenset(),
     ) -> "SearchResult":
         p = hit.payload
         return cls(
@@ -98,7 +104,8 @@ class SearchResult(BaseModel):
             mime_type=p.get(fields.MIME_TYPE),
             chunk_start_offset=p.get(fields.CHUNK_START),
             chunk_end_offset=p.get(fields.CHUNK_END),
-            page_number=p.get(fields.PAGE_NUMBER),
+            page_number=page_of_match(p, words),
+            page_start=p.get(fields.PAGE_NUMBER),
             page_end=p.get(fields.PAGE_END),
             page_count=p.get(fields.PAGE_COUNT),
             url=(links or LinkTemplates()).url(p),
@@ -169,6 +176,7 @@ class SearchResponse(BaseModel):
         links: LinkTemplates | None = None,
     ) -> dict[str, Any]:
         """The response's fields; `facets` only when asked for (absent otherwise)."""
+        words = query_words(query.text)
         shaped: dict[str, Any] = {
             "query": query.text,
             "algorithm": query.algorithm.value,
@@ -183,6 +191,7 @@ class SearchResponse(BaseModel):
                     with_excerpts,
                     links,
                     None if outcome.strong is None else hit.id in outcome.strong,
+                    words,
                 )
                 for hit in outcome.hits
             ],

@@ -42,6 +42,7 @@ EXAMPLE_RESPONSE: dict[str, Any] = {
             "mime_type": "text/markdown",
             "path": "/Projects/Reports/q3.md",
             "page_number": None,
+            "page_start": None,
             "page_end": None,
             "page_count": None,
             "url": "https://cloud.example/f/4711",
