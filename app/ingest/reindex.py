@@ -13,7 +13,7 @@ index and names this command."""
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +23,18 @@ from app.config import Settings
 from app.durable import write_atomically
 from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import DEFAULT_AVG_LEN, Bm25Encoder
+from app.extract.model import MIME_TYPES, SEALED
 from app.failpoints import failpoint
 from app.filters import selectors
-from app.index_settings import IndexSettings, changes
-from app.ingest.chunking import Chunk, chunk_spans
+from app.index_settings import CHUNK_WORDS, IndexSettings, changes
+from app.ingest.chunking import chunk_pages
 from app.ingest.documents import Document
 from app.ingest.pipeline import chunk_payload, chunk_point_id
 from app.ingest.sparse_fit import SparseFit, measure, read_fit, refit, write_fit
 from app.store import fields
 from app.store.base import Hit, Store
 from app.store.open import Use, index_dir, open_store
+from app.written import normalize, normalize_pages
 
 CHECKPOINT = "reindex.json"
 PAGE = 256  # points scanned per page (the documents whose first chunk is among them)
@@ -105,15 +107,47 @@ def _chunk_set(store: Store, key: str) -> list[Hit]:
     return [hit for hit in found if int(hit.payload[fields.TOTAL_CHUNKS]) == total][:total]
 
 
+SEALED_MIME_TYPES = frozenset(MIME_TYPES[format_] for format_ in SEALED)
+
+
 def _payloads(chunks: list[Hit], chunk_words: int | None) -> list[dict[str, Any]]:
-    """The payloads to write: as stored, or (`chunk_words`) those of a new chunking."""
-    if chunk_words is None:
-        return [hit.payload for hit in chunks]
+    """The payloads to write: as stored, or those of a new chunking: of the new chunk size
+    (`chunk_words`), or of the text normalised where it was stored before the normalisation
+    (`app.written`; pages kept)."""
     doc = _document(chunks)
+    if chunk_words is None and normalize(doc.content) == doc.content:
+        return [hit.payload for hit in chunks]
+    text, page_starts = normalize_pages(doc.content, _page_starts(chunks))
+    doc = replace(doc, content=text, title=normalize(doc.title), page_starts=page_starts)
+    sealed = doc.mime_type in SEALED_MIME_TYPES
+    spans = chunk_pages(text, page_starts, sealed, max_words=chunk_words or CHUNK_WORDS)
     revision = chunks[0].payload.get(fields.REVISION)
-    spans: list[Chunk] = chunk_spans(doc.content, max_words=chunk_words)
     kept = {fields.REVISION: revision} if revision is not None else {}
     return [chunk_payload(doc, i, len(spans), span) | kept for i, span in enumerate(spans)]
+
+
+def _page_starts(chunks: list[Hit]) -> tuple[int, ...]:
+    """Where each page starts, as the chunks tell it: exactly from their page breaks, else
+    at the first chunk that starts on the page (an empty page starts where the next does)."""
+    starts: dict[int, int] = {}
+    for chunk in chunks:
+        first, start = chunk.payload.get(fields.PAGE_NUMBER), chunk.payload.get(fields.CHUNK_START)
+        if first is None or start is None:
+            continue
+        starts[int(first)] = min(starts.get(int(first), int(start)), int(start))
+        for later, offset in enumerate(chunk.payload.get(fields.PAGE_BREAKS) or (), 1):
+            page = int(first) + later
+            starts[page] = min(starts.get(page, int(start) + offset), int(start) + offset)
+    if not starts:
+        return ()
+    last = max(int(c.payload.get(fields.PAGE_END) or 0) for c in chunks)
+    found, following = [], None
+    for page in range(max(last, max(starts)), 0, -1):
+        following = starts.get(page, following if following is not None else 0)
+        found.append(following)
+    found.reverse()
+    found[0] = 0
+    return tuple(found)
 
 
 class Reindexer:

@@ -19,6 +19,7 @@ from app.embeddings.dense import HashingEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.index_settings import IndexSettings
 from app.ingest.chunking import chunk_spans
+from app.ingest.documents import Document
 from app.ingest.models import validate_batch
 from app.ingest.pipeline import Indexer
 from app.ingest.reindex import CHECKPOINT, reindex
@@ -180,3 +181,39 @@ def test_the_command_says_when_there_is_nothing_to_do(
         cli.main(["reindex"])
     assert done.value.code == 0
     assert "nothing to do" in capsys.readouterr().out
+
+
+def test_a_forced_reindex_normalises_text_stored_before_the_normalisation(tmp_path: Path) -> None:
+    """An index of a release that stored ligatures and line-end hyphens as written: `reindex
+    --force` re-chunks those documents from their normalised text, keeping their pages."""
+    pages = ["The de\ufb01nitive guide was cre-\nated here.", "A second page, o\ufb03cially."]
+    text = "\n\n".join(pages)
+    old = Document("file", "manual", "the \ufb01le", text, "alice", 1, "/m.pdf", (), None,
+                   "application/pdf", (), page_starts=(0, len(pages[0]) + 2))  # fmt: skip
+    plain = validate_batch([doc("plain", "nothing to change here")])[0]
+    store = EdgeStore(tmp_path, "astrolabe")
+    indexer = Indexer(store, HashingEncoder(), Bm25Encoder())
+    indexer.index(indexer.accept([old, plain]))  # accepted as an older release did: as written
+    store.close()
+    before = first_chunks(tmp_path)
+    done = reindex(tmp_path, "astrolabe", HashingEncoder(), force=True)
+    assert done is not None and done.documents == 2
+    after = first_chunks(tmp_path)
+    manual = after["manual"]
+    assert manual[fields.TEXT] == (
+        "The definitive guide was created here.\n\nA second page, officially."
+    )
+    assert manual[fields.TITLE] == "the file"
+    assert (manual[fields.PAGE_NUMBER], manual[fields.PAGE_END]) == (1, 2)
+    assert manual[fields.PAGE_BREAKS] == [manual[fields.TEXT].index("A second")]
+    assert after["plain"][fields.TEXT] == before["plain"][fields.TEXT]
+
+
+def first_chunks(data: Path) -> dict[str, dict[str, Any]]:
+    """The payload of each document's first chunk, by doc_id."""
+    payloads = [p.payload or {} for p in points(data)]
+    return {
+        p[fields.DOC_ID]: p
+        for p in payloads
+        if p.get(fields.KIND) == fields.KIND_CHUNK and p.get(fields.CHUNK_INDEX) == 0
+    }
