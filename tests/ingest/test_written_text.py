@@ -260,3 +260,14 @@ def test_a_long_document_shows_how_far_its_embedding_got(tmp_path: Path) -> None
     finally:
         encoder.gate.set()
         store.close()
+
+
+def test_the_ligature_words_of_a_browser_printed_pdf_are_found(app: TestClient) -> None:
+    data = (Path(__file__).parent.parent / "data" / "chromium-ligatures.pdf").read_bytes()
+    assert upload(app, data, "printed", "guide.pdf", wait="true").status_code == 200
+    for word in PRINTED_WORDS:
+        hits = search(app, query=word, algorithm="bm25")["results"]
+        assert [h["doc_id"] for h in hits] == ["printed"], word
+
+
+PRINTED_WORDS = ("definitive", "file", "officially", "reflecting", "suffix", "workflow", "offline")
