@@ -14,6 +14,7 @@ from app.errors import ServiceError
 from app.extract.sandbox import Extractor
 from app.ingest.documents import Document
 from app.ingest.models import DocumentFields
+from app.ingest.pipeline import with_labels
 from app.ingest.uploads import file_document
 from app.nextcloud.client import NextcloudClient, dav_quote
 from app.nextcloud.dav import DavEntry
@@ -70,15 +71,7 @@ class FileReader:
                 log.exception("extracting %s failed", entry.path)
                 return Skipped("unreadable")
         return replace(
-            document,
-            title=labels.title,
-            modified_at=labels.modified_at,
-            file_path=labels.file_path,
-            tags=labels.tags,
-            category=labels.category,
-            acl=labels.acl,
-            url=labels.url,
-            mime_type=document.mime_type or entry.content_type,
+            with_labels(document, labels), mime_type=document.mime_type or entry.content_type
         )
 
     def _download(self, client: NextcloudClient, url_path: str, target: Path) -> None:

@@ -2,7 +2,6 @@
 titles as a person reads them, and no work twice (issue 36)."""
 
 import io
-import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -30,6 +29,7 @@ from app.store import fields
 from app.store.open import Use, open_store
 from app.written import normalize, normalize_pages
 from tests.extract import samples
+from tests.extract.test_files_api import upload as upload_file
 from tests.helpers import auth, running_app, search
 
 # Helvetica with two bytes mapped to the ligature glyphs a browser's print writes: a text layer
@@ -70,14 +70,7 @@ def pdf_lines(pages: list[list[str]]) -> bytes:
 
 
 def upload(client: TestClient, data: bytes, doc_id: str, name: str, **query: Any) -> Any:
-    metadata = {"doc_id": doc_id, "owner": "alice"}
-    return client.post(
-        "/api/v1/files",
-        params=query,
-        files={"file": (name, data)},
-        data={"metadata": json.dumps(metadata)},
-        headers=auth(),
-    )
+    return upload_file(client, data, {"doc_id": doc_id, "owner": "alice"}, name, **query)
 
 
 @pytest.fixture
