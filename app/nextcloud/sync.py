@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, wait
+from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass, field
 
 from app.ingest.documents import Document
@@ -74,6 +74,7 @@ class UserSync:
         self.hints: set[str] = set()
         self.force = False
         self.sink: FileSink | None = None
+        self._unindexed: list[Future[int]] = []  # written by an earlier tick, not yet indexed
         self._lock = threading.Lock()
 
     @property
@@ -142,8 +143,11 @@ class UserSync:
             self.ledger.set_user(self.user_id, changed_since=user.changed_since or now)
         if force or now - user.apps_read_at >= self.schedule.apps_every:
             self._sync_apps(client)
-        wait(sink.futures, timeout=WAIT_FOR_INDEX)
-        if report.complete:
+        _, not_indexed = wait([*self._unindexed, *sink.futures], timeout=WAIT_FOR_INDEX)
+        self._unindexed = list(not_indexed)
+        if not_indexed:  # a long first index: still syncing, the lag still counting
+            self.ledger.set_user(self.user_id, last_error=None)
+        elif report.complete:
             self.ledger.set_user(self.user_id, state="ok", last_error=None, changed_since=None)
         else:
             error = "; ".join(report.errors[:3])
