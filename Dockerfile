@@ -25,6 +25,12 @@ RUN HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 /opt/venv/bin/python -c \
     && ! /opt/venv/bin/python -c "import torch" 2>/dev/null
 
 FROM python:3.11-slim AS runtime
+# OCR of scans and images (app/extract/ocr.py): Debian's Tesseract with English and German;
+# another language for SEARCH_OCR_LANGUAGES is one more package, tesseract-ocr-<lang>.
+RUN apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu \
+    && rm -rf /var/lib/apt/lists/*
 RUN useradd --system --uid 10001 --user-group --home-dir /srv --no-create-home astrolabe \
     && mkdir -p /data /srv && chown astrolabe:astrolabe /data /srv
 COPY --from=build /opt/venv /opt/venv

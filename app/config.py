@@ -98,6 +98,10 @@ class Settings(BaseSettings):
     max_archive_entries: int = Field(default=10_000, ge=1)
     extract_timeout: float = Field(default=300.0, gt=0)
     extract_workers: int = Field(default=1, ge=1)
+    # OCR of scans and images (app.extract.ocr): Tesseract's languages, `+`-separated, each
+    # installed as Debian's tesseract-ocr-<lang>. The extraction workers read it from the
+    # environment (SEARCH_OCR_LANGUAGES) they inherit.
+    ocr_languages: str = Field(default="eng+deu", pattern=r"^[A-Za-z_]+(\+[A-Za-z_]+)*$")
     # The Nextcloud connector (docs/nextcloud.md): set the URL and `serve` fills the index
     # from that instance for every connected user.
     nextcloud_url: str | None = None

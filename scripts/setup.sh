@@ -29,3 +29,20 @@ if [ ! -x /usr/bin/chromium ]; then
     echo "setup: the browser tests need Debian's chromium: sudo apt-get install chromium" >&2
   fi
 fi
+# OCR of scans and images (app/extract/ocr.py): Debian's Tesseract with English and German
+# (SEARCH_OCR_LANGUAGES; another language is tesseract-ocr-<lang>), and the DejaVu fonts the OCR
+# tests draw their pages with.
+ocr_missing=""
+for package in tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu fonts-dejavu-core; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+    || ocr_missing="$ocr_missing $package"
+done
+if [ -n "$ocr_missing" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $ocr_missing >/dev/null
+  else
+    echo "setup: OCR needs Debian's Tesseract: sudo apt-get install$ocr_missing" >&2
+  fi
+fi

@@ -50,6 +50,11 @@ SLOW_FIRST = (
     "tests/browser/test_search_page.py",
     "tests/mcp/test_endpoint.py",
     "tests/store/test_data_dir.py",
+    "tests/extract/test_ocr.py",
+    "tests/nextcloud/test_connector.py",
+    "tests/extract/test_legacy_formats_api.py",
+    "tests/bench/test_connector_smoke.py",
+    "tests/browser/test_sync_state.py",
 )
 
 

@@ -5,6 +5,7 @@ and the HNSW graph built at the end when enough chunks are outside it."""
 import argparse
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -22,7 +23,8 @@ BATCH = 32  # documents accepted and embedded at a time
 def ingest(args: argparse.Namespace) -> int:
     """Every supported file under the paths, read by the extraction workers (the same as the
     HTTP upload's); a file that cannot be read is reported and skipped, a file indexed at its
-    current modification time is skipped."""
+    current modification time is skipped. Ends with a report per format: files read, read by
+    OCR, without text, skipped and why."""
     from app.ingest.files import Refused, documents_from_files, find_files, is_current_in
     from app.ingest.service import extractor_for
 
@@ -32,24 +34,96 @@ def ingest(args: argparse.Namespace) -> int:
         return 1
     extractor = extractor_for(Settings())
     refused: list[Refused] = []
+    report = FormatReport()
 
     def documents(store: "Store") -> "Iterator[Document | None]":
-        for item in documents_from_files(files, args.owner, extractor, is_current_in(store)):
+        found = documents_from_files(files, args.owner, extractor, is_current_in(store))
+        for file, item in zip(files, found, strict=True):
             if isinstance(item, Refused):
                 refused.append(item)
+                report.skipped(item.path, item.code)
+                yield None
+            elif item is None:  # indexed at its modification time: not read again
+                report.skipped(file.path, UNCHANGED)
                 yield None
             else:
+                report.read(item)
                 yield item
 
     try:
         code = _index_locally(documents, len(files), "ingest", not args.no_optimize)
     finally:
         extractor.close()
+    print("\n".join(report.lines()))
     for item in refused[:20]:
         print(f"skipped {item.path}: {item.code}: {item.message}", file=sys.stderr)
     if len(refused) > 20:
         print(f"... and {len(refused) - 20} more files skipped", file=sys.stderr)
     return code
+
+
+UNCHANGED = "unchanged"  # why a file was skipped: indexed at its modification time already
+# A file's suffix, for a file refused before its format was known: the format it names.
+_SUFFIX_FORMATS = {"md": "markdown", "markdown": "markdown", "htm": "html", "txt": "text"}
+
+
+class FormatReport:
+    """What `ingest` did per format: files read (of them, read by OCR wholly or in part, and
+    without text), files skipped by why (the refusal's code, or `unchanged`). A skipped file's
+    format is its suffix's: a refused one may never have been sniffed."""
+
+    COLUMNS = ("read", "OCR", "no text", "skipped")
+
+    def __init__(self) -> None:
+        self.counts: dict[str, Counter[str]] = {}
+        self.reasons: dict[str, Counter[str]] = {}
+
+    def read(self, document: "Document") -> None:
+        counts = self._row(self._format_of(document.mime_type))
+        counts["read"] += 1
+        counts["OCR"] += document.extraction in ("ocr", "mixed")
+        counts["no text"] += document.no_text
+
+    def skipped(self, path: Path, code: str) -> None:
+        format = self._format_of_name(path)
+        self._row(format)["skipped"] += 1
+        self.reasons.setdefault(format, Counter())[code] += 1
+
+    def lines(self) -> list[str]:
+        if not self.counts:
+            return []
+        width = max([len("format"), len("total"), *map(len, self.counts)])
+        header = "  ".join(f"{column:>7}" for column in self.COLUMNS)
+        lines = [f"{'format':<{width}}  {header}  why skipped"]
+        total: Counter[str] = Counter()
+        for format in sorted(self.counts):
+            counts = self.counts[format]
+            total.update(counts)
+            why = ", ".join(
+                f"{code} {n}" for code, n in sorted(self.reasons.get(format, {}).items())
+            )
+            lines.append(f"{format:<{width}}  {self._cells(counts)}  {why}".rstrip())
+        if len(self.counts) > 1:
+            lines.append(f"{'total':<{width}}  {self._cells(total)}")
+        return lines
+
+    def _row(self, format: str) -> Counter[str]:
+        return self.counts.setdefault(format, Counter())
+
+    def _cells(self, counts: Counter[str]) -> str:
+        return "  ".join(f"{counts[column]:>7}" for column in self.COLUMNS)
+
+    @staticmethod
+    def _format_of(mime_type: str | None) -> str:
+        from app.extract.model import MIME_TYPES
+
+        formats = {mime: format.value for format, mime in MIME_TYPES.items()}
+        return formats.get(mime_type or "", mime_type or "unknown")
+
+    @staticmethod
+    def _format_of_name(path: Path) -> str:
+        suffix = path.suffix.lower().removeprefix(".")
+        return _SUFFIX_FORMATS.get(suffix, suffix) or "(no suffix)"
 
 
 def demo(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ footnotes, comments, endnotes and text boxes; headers and footers left out. Fiel
 `HYPERLINK "..."` of a link) are dropped and their shown result kept. Word files have no fixed
 pages, so the text is unpaged, as for .docx. The title is the summary information's."""
 
+import re
 import struct
 from pathlib import Path
 
@@ -26,10 +27,12 @@ _STORIES = (True, True, False, False, True, True, True, False)
 
 # Word's special characters ([MS-DOC] 2.8.26 and the text's structure marks).
 _FIELD_BEGIN, _FIELD_SEPARATOR, _FIELD_END = "\x13", "\x14", "\x15"
+_CELL = "\x1d"  # a table cell's end while the text is put together
+_BLANKS = re.compile(r"\n{3,}")
 _TRANSLATE = str.maketrans(
     {
         "\r": "\n",  # paragraph end
-        "\x07": "\t",  # table cell end (a row ends with one too: made a line end below)
+        "\x07": _CELL,  # table cell end (a row ends with one too: made a line end below)
         "\x0b": "\n",  # line break
         "\x0c": "\n\n",  # page or section break
         "\x0e": "\n",  # column break
@@ -58,7 +61,10 @@ def extract(path: Path) -> Extracted:
         if not ole.exists(table_name):
             raise Unreadable(f"the Word file has no {table_name} stream")
         table = ole.openstream(table_name).read()
-        text = _text(word, table)
+        try:
+            text = _text(word, table)
+        except struct.error as exc:
+            raise Unreadable(f"the Word file's tables are cut short: {exc}") from exc
         title = _title(ole)
     return unpaged(Format.DOC, text, title)
 
@@ -77,7 +83,7 @@ def _fib(word: bytes) -> int:
         raise UnsupportedFormat(
             "Word 6 and Word 95 files are not supported: save the file as .docx or .odt"
         )
-    return flags
+    return int(flags)
 
 
 def _text(word: bytes, table: bytes) -> str:
@@ -154,12 +160,13 @@ def _readable(text: str) -> str:
             out.append(char)
     rows_ended = "".join(out).replace("\x07\x07", "\n")  # a row's last cell, then its end mark
     lines = rows_ended.translate(_TRANSLATE).split("\n")
-    return "\n".join(line.rstrip("\t").replace("\t", " | ") for line in lines)
+    text = "\n".join(line.rstrip(_CELL).replace(_CELL, " | ").rstrip() for line in lines)
+    return _BLANKS.sub("\n\n", text).strip()
 
 
-def _title(ole: olefile.OleFileIO) -> str | None:
+def _title(ole: "olefile.OleFileIO[str]") -> str | None:
     try:
-        title = ole.get_metadata().title
+        title = getattr(ole.get_metadata(), "title", None)  # set from the summary stream
     except Exception:  # a damaged summary stream costs the title only
         return None
     if isinstance(title, bytes):

@@ -26,6 +26,8 @@ def extract(path: Path) -> Extracted:
 
 def html_text(raw: bytes | str, format: Format = Format.HTML) -> Extracted:
     markup = _utf8_or_bytes(raw) if isinstance(raw, bytes) else raw
+    if isinstance(markup, str):  # lxml refuses decoded text that still declares an encoding
+        markup = _XML_DECLARATION.sub("", markup, count=1)
     if not markup.strip():
         return unpaged(format, "")
     try:
@@ -41,6 +43,9 @@ def html_text(raw: bytes | str, format: Format = Format.HTML) -> Extracted:
     _walk(root, parts)
     lines = (" ".join(line.split()).removesuffix(" |") for line in "".join(parts).split("\n"))
     return unpaged(format, _BLANKS.sub("\n\n", "\n".join(lines)), title)
+
+
+_XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
 
 
 def _utf8_or_bytes(raw: bytes) -> bytes | str:

@@ -30,6 +30,11 @@ class Format(StrEnum):
     MSG = "msg"
     CSV = "csv"
     TSV = "tsv"
+    PNG = "png"  # images and photos, read by OCR (app.extract.image)
+    JPEG = "jpeg"
+    TIFF = "tiff"
+    WEBP = "webp"
+    HEIC = "heic"
 
 
 MIME_TYPES = {
@@ -50,6 +55,11 @@ MIME_TYPES = {
     Format.MSG: "application/vnd.ms-outlook",
     Format.CSV: "text/csv",
     Format.TSV: "text/tab-separated-values",
+    Format.PNG: "image/png",
+    Format.JPEG: "image/jpeg",
+    Format.TIFF: "image/tiff",
+    Format.WEBP: "image/webp",
+    Format.HEIC: "image/heic",
 }
 # Slides, sheets and e-book chapters are units of their own: a chunk never spans two. PDF pages
 # are only where the layout broke the text, so a chunk may run across a page break.

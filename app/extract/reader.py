@@ -6,8 +6,25 @@ from pathlib import Path
 
 from lxml import etree
 
-from app.extract import docx, eml, html, markdown, opendocument, pdf, plaintext, pptx, xlsx
+from app.extract import (
+    doc,
+    docx,
+    eml,
+    epub,
+    html,
+    image,
+    markdown,
+    msg,
+    opendocument,
+    pdf,
+    plaintext,
+    pptx,
+    rtf,
+    tabular,
+    xlsx,
+)
 from app.extract.archive import ArchiveLimits
+from app.extract.attachments import Attachments
 from app.extract.errors import FileRefused, TooLarge, Unreadable
 from app.extract.model import Extracted, Format
 from app.extract.sniff import detect
@@ -20,7 +37,9 @@ _PLAIN = {
     Format.HTML: html.extract,
     Format.MARKDOWN: markdown.extract,
     Format.TEXT: plaintext.extract,
-    Format.EML: eml.extract,
+    Format.DOC: doc.extract,
+    Format.RTF: rtf.extract,
+    **dict.fromkeys(image.FORMATS, image.extract),
 }
 _DAMAGED = (
     zipfile.BadZipFile,
@@ -37,13 +56,26 @@ _DAMAGED = (
 
 
 def read_file(
-    path: Path, limits: ArchiveLimits, name: str = "", mime_type: str | None = None
+    path: Path,
+    limits: ArchiveLimits,
+    name: str = "",
+    mime_type: str | None = None,
+    attachments: Attachments | None = None,
 ) -> Extracted:
-    """The file's text (FileRefused / TooLarge when it cannot or may not be read)."""
+    """The file's text (FileRefused / TooLarge when it cannot or may not be read). A mail's
+    attachments are read through this same function, within `attachments`' bounds (given for
+    an attachment that is itself a mail; a file sent on its own starts them afresh)."""
     format = detect(path, limits, name, mime_type)
     try:
         if format in (Format.ODT, Format.ODS, Format.ODP):
             return opendocument.extract(path, format, limits)
+        if format is Format.EPUB:
+            return epub.extract(path, limits)
+        if format in (Format.CSV, Format.TSV):
+            return tabular.extract(path, format, limits)
+        if format in (Format.EML, Format.MSG):
+            mail = eml.extract if format is Format.EML else msg.extract
+            return mail(path, attachments or Attachments(read_file, limits))
         return _PLAIN[format](path)
     except (FileRefused, TooLarge):
         raise

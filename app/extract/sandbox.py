@@ -1,5 +1,6 @@
 """Extraction runs in worker processes, never in the service's own: a reader holds the GIL for
-as long as it parses (pypdf is pure Python), so in-process it would stall every search. Here a
+as long as it parses (most readers are pure Python; OCR takes seconds a page), so in-process it
+would stall every search. Here a
 worker runs at a lower CPU priority with a memory cap, a file that takes longer than the time
 limit is cut off by killing its worker, and a reader that crashes takes only its worker down."""
 
@@ -39,7 +40,7 @@ class Request:
 def serve(connection: Connection, limits: ArchiveLimits) -> None:
     """The worker's loop: one file at a time, answered with ("ok", Extracted) or
     ("refused", code, message)."""
-    # The readers (openpyxl, pypdf, ...: 0.3 s of imports) are the worker's alone: the service
+    # The readers (openpyxl, pypdfium2, ...: 0.3 s of imports) are the worker's alone: the service
     # that starts workers never reads a file itself, and starts faster without them.
     from app.extract.reader import read_file
 

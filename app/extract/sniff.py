@@ -5,6 +5,7 @@ content can."""
 import re
 from pathlib import Path
 
+from app.extract import compound, image, rtf, tabular
 from app.extract.archive import ArchiveLimits, open_checked
 from app.extract.errors import Encrypted, UnsupportedFormat
 from app.extract.model import Format
@@ -22,6 +23,7 @@ _OFFICE_PARTS = {
     "word/document.xml": Format.DOCX,
     "ppt/presentation.xml": Format.PPTX,
     "xl/workbook.xml": Format.XLSX,
+    "META-INF/container.xml": Format.EPUB,
 }
 _HTML = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)\b", re.I | re.S)
 _HEADER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):[ \t]*(.*)$")
@@ -37,15 +39,21 @@ def detect(
         head = file.read(HEAD_BYTES)
     if b"%PDF-" in head[:1024]:
         return Format.PDF
+    if (picture := image.sniff(head)) is not None:
+        return picture
     if head.startswith(_ZIP):
         return _archive_format(path, limits)
     if head.startswith(_OLE2):
         if "EncryptedPackage".encode("utf-16-le") in path.read_bytes():
             raise Encrypted("the Office file is password-protected: send it without a password")
+        if (legacy := compound.sniff(path)) is not None:
+            return legacy
         raise UnsupportedFormat(
-            "legacy binary Office files (.doc, .xls, .ppt) are not supported: save the file as"
+            "legacy binary Office files (.xls, .ppt) are not supported: save the file as"
             " .docx, .xlsx, .pptx or OpenDocument"
         )
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(rtf.SIGNATURE):
+        return Format.RTF
     return _text_format(head, name.lower(), (mime_type or "").lower())
 
 
@@ -61,7 +69,7 @@ def _archive_format(path: Path, limits: ArchiveLimits) -> Format:
             if part in names:
                 return format
     raise UnsupportedFormat(
-        "a ZIP archive that is not a Word, PowerPoint, Excel or OpenDocument file"
+        "a ZIP archive that is not a Word, PowerPoint, Excel, OpenDocument or EPUB file"
     )
 
 
@@ -70,7 +78,7 @@ def _text_format(head: bytes, name: str, mime_type: str) -> Format:
     if text is None:
         raise UnsupportedFormat(
             "not a supported format: PDF, DOCX, PPTX, XLSX, ODT, ODS, ODP, HTML, Markdown, plain"
-            " text or EML"
+            " text, EML, MSG, DOC, RTF, EPUB, CSV or TSV"
         )
     if _HTML.match(head) or mime_type.startswith("text/html") or name.endswith((".html", ".htm")):
         return Format.HTML
@@ -78,6 +86,8 @@ def _text_format(head: bytes, name: str, mime_type: str) -> Format:
         return Format.EML
     if name.endswith(_MARKDOWN_NAMES) or mime_type.startswith("text/markdown"):
         return Format.MARKDOWN
+    if (table := tabular.sniff(text, name, mime_type)) is not None:
+        return table
     named_text = name.endswith((".txt", ".text")) or mime_type.startswith("text/plain")
     if not named_text and len(_MARKDOWN_LINE.findall(text[:4096])) >= 2:
         return Format.MARKDOWN

@@ -25,6 +25,7 @@ from app.store.fields import doc_key
 SUFFIXES = frozenset(
     {".pdf", ".docx", ".pptx", ".xlsx", ".odt", ".ods", ".odp", ".html", ".htm", ".md"}
     | {".markdown", ".txt", ".text", ".eml"}
+    | {".doc", ".rtf", ".epub", ".msg", ".csv", ".tsv"}
 )
 
 

@@ -302,12 +302,13 @@ class FileFacts(BaseModel):
     doc_type: str
     doc_id: str
     format: str = Field(
-        description="The format found in the content: pdf, docx, pptx, xlsx,"
-        " odt, ods, odp, html, markdown, text or eml."
+        description="The format found in the content: pdf, docx, pptx, xlsx, odt, ods, odp,"
+        " html, markdown, text, eml, doc, rtf, epub, msg, csv, tsv, or an image read by OCR"
+        " (png, jpeg, tiff, webp, heic)."
     )
     mime_type: str = Field(description="The MIME type stored with the document.")
     page_count: int | None = Field(
-        description="PDF pages, slides or sheets; null for unpaged formats."
+        description="PDF pages, slides, sheets or EPUB chapters; null for unpaged formats."
     )
     characters: int = Field(description="Characters of text extracted (what is indexed).")
     status: Literal["pending", "indexed", "no_text"] = Field(

@@ -88,6 +88,12 @@ class NextcloudClient:
     def close(self) -> None:
         self._http.close()
 
+    def __enter__(self) -> "NextcloudClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def request(
         self,
         method: str,

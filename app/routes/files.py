@@ -93,8 +93,12 @@ async def post_file(
     """One file: `multipart/form-data` with a part `file` and a part `metadata` (a JSON object:
     the fields of a document without `content`), or the raw file as the body with the metadata
     in query parameters. Its format is found from its content (PDF, DOCX, PPTX, XLSX, ODT, ODS,
-    ODP, HTML, Markdown, plain text, EML); PDF pages, slides and sheets become the results'
-    `page_number`. A file without text (a scan) is recorded with status `no_text`."""
+    ODP, HTML, Markdown, plain text, EML, DOC, RTF, EPUB, MSG, CSV, TSV; scanned PDF pages and
+    images (PNG, JPEG, TIFF, WebP, HEIC) by OCR; a mail's attachments with it); PDF pages,
+    slides, sheets and EPUB chapters become the results' `page_number`. A file without text
+    is recorded with status `no_text`. Send large files without `?wait=true` and poll
+    `GET /api/v1/documents/{doc_type}/{doc_id}` (its `progress`); a file sent again as it is
+    indexed is acknowledged without any work."""
     async with received_file(request, state.settings.max_file_bytes) as upload:
         result = await services.ingest.submit_file(
             upload.metadata,

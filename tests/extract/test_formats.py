@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.extract.archive import ArchiveLimits
-from app.extract.errors import UnsupportedFormat
+from app.extract.errors import Unreadable, UnsupportedFormat
 from app.extract.model import Extracted, Format
 from app.extract.reader import read_file
 from tests.extract import samples
@@ -121,8 +121,10 @@ def test_the_content_decides_not_the_name(tmp_path: Path) -> None:
     assert docx_named_pdf.format is Format.DOCX
     pdf_named_txt = read(tmp_path, samples.pdf(["Really a PDF."]), "notes.txt")
     assert pdf_named_txt.format is Format.PDF and "Really a PDF." in pdf_named_txt.text
-    with pytest.raises(UnsupportedFormat):
+    with pytest.raises(Unreadable, match="PNG"):  # a PNG, if a damaged one
         read(tmp_path, b"\x89PNG\r\n\x1a\n" + bytes(200), "photo.md")
+    with pytest.raises(UnsupportedFormat):
+        read(tmp_path, b"GIF89a" + bytes(200), "photo.md")
 
 
 def test_a_pdf_without_a_text_layer_has_no_text(tmp_path: Path) -> None:

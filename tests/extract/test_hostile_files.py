@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from msoffcrypto.format.ooxml import OOXMLFile
 
 from app.embeddings.dense import HashingEncoder
+from tests.extract import legacy_samples as legacy
 from tests.extract import samples
 from tests.helpers import auth, envelope, running_app
 
@@ -99,8 +100,11 @@ CASES: list[tuple[str, Callable[[], bytes], int, str, str]] = [
     ("truncated pdf", lambda: samples.pdf(["Some text."])[:300], 422, "unreadable", "PDF"),
     ("damaged docx", damaged_docx, 422, "unreadable", "DOCX"),
     ("damaged zip", lambda: b"PK\x03\x04" + bytes(500), 422, "unreadable", "ZIP"),
-    ("png", lambda: b"\x89PNG\r\n\x1a\n" + bytes(300), 422, "unsupported_format", "PDF"),
-    ("legacy .doc", lambda: b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600), 422,
+    ("damaged png", lambda: b"\x89PNG\r\n\x1a\n" + bytes(300), 422, "unreadable", "PNG"),
+    ("gif", lambda: b"GIF89a" + bytes(300), 422, "unsupported_format", "PDF"),
+    ("damaged compound file", lambda: b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600), 422,
+     "unreadable", "compound"),
+    ("excel 97", lambda: legacy.compound_file({"Workbook": bytes(5000)}), 422,
      "unsupported_format", "legacy"),
     ("other zip", lambda: samples.zip_file({"a.txt": b"hello"}), 422, "unsupported_format",
      "ZIP"),

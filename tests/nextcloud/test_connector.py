@@ -417,3 +417,18 @@ def test_a_group_share_received_by_a_connected_member_reaches_the_whole_group(
         assert time.monotonic() < deadline, "the group share did not reach dave"
         time.sleep(0.05)
     assert found(service, "observatory", CAROL, groups=["admin"]) == []
+
+
+def test_a_changed_secret_key_fails_the_users_it_cannot_read(
+    tmp_path: Path, nc: NextcloudDialect
+) -> None:
+    nc.put(ALICE, "a.txt", b"the sealed file")
+    with connected_service(tmp_path / "data", nc) as first:
+        connect(first, nc, ALICE)
+    other = "a-different-secret-key-0123456789"
+    with connected_service(tmp_path / "data", nc, secret_key=other) as service:
+        deadline = time.monotonic() + 10
+        while users(service)[ALICE]["state"] != "failing" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        line = users(service)[ALICE]
+        assert (line["state"], line["last_error"]) == ("failing", "SEARCH_SECRET_KEY changed")
