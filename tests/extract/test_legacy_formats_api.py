@@ -13,21 +13,8 @@ from fastapi.testclient import TestClient
 from app.embeddings.dense import HashingEncoder, MiniLMEncoder
 from tests.extract import legacy_samples as legacy
 from tests.extract import samples
+from tests.extract.test_files_api import TEXTS, _page_of_prose
 from tests.helpers import auth, envelope, running_app
-
-PAGE_3 = "The lighthouse keeper logged a northern gale and a broken lantern."
-OTHER = [
-    "Quarterly revenue grew in every region of the company.",
-    "The kitchen menu changes with the seasons and the market.",
-    "Bicycle lanes were painted along the river last spring.",
-]
-TEXTS = [OTHER[0], OTHER[1], PAGE_3, OTHER[2]]
-
-
-def _chapter(number: int, middle: str) -> str:
-    """About 400 words, as a chapter of a short book holds: `middle` halfway down."""
-    filler = [f"Paragraph {number}.{i} records the routine of an ordinary day." for i in range(40)]
-    return " ".join([*filler[:20], middle, *filler[20:]])
 
 
 def _table() -> bytes:
@@ -37,7 +24,7 @@ def _table() -> bytes:
 
 def _mail_with_pdf() -> bytes:
     message = legacy.mail("Board papers", "The papers for the board are attached.")
-    pages = [_chapter(n, text) for n, text in enumerate(TEXTS, 1)]
+    pages = [_page_of_prose(n, text) for n, text in enumerate(TEXTS, 1)]
     message.add_attachment(samples.pdf(pages), "application", "pdf", filename="logbook.pdf")
     return bytes(message)
 
@@ -52,7 +39,7 @@ def _msg_with_docx() -> bytes:
 
 # format -> (file bytes, name sent, page_count, page of PAGE_3, MIME type)
 FILES: dict[str, tuple[Callable[[], bytes], str, int | None, int | None, str]] = {
-    "epub": (lambda: legacy.epub_file([_chapter(n, t) for n, t in enumerate(TEXTS, 1)]),
+    "epub": (lambda: legacy.epub_file([_page_of_prose(n, t) for n, t in enumerate(TEXTS, 1)]),
              "book.epub", 4, 3, "application/epub+zip"),
     "doc": (lambda: (legacy.DATA / "memo.doc").read_bytes(), "memo.doc", None, None,
             "application/msword"),
