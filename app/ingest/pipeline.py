@@ -146,10 +146,6 @@ def _spans(sizes: list[tuple[str, int]]) -> list[tuple[str, int, int]]:
     return spans
 
 
-def _placeholder_ids(keys: Mapping[str, str]) -> set[str]:
-    return {placeholder_id(key) for key in keys}
-
-
 def _disk_estimate(doc: Document) -> int:
     """Bytes a document may take on disk once indexed: its text in the placeholder and in the
     chunks (write-ahead log and segments), vectors and payload per chunk."""
@@ -180,16 +176,19 @@ class Indexer:
     def indexed_as(self, hashes: Mapping[str, str]) -> dict[str, dict[str, Any]]:
         """Of these documents (key -> content hash), those indexed with that hash and not
         waiting for a newer version: their first chunk's payload, by key."""
-        keys = dict(hashes)
-        ids = [p for key in keys for p in (chunk_point_id(key, 0), placeholder_id(key))]
+        ids = [p for key in hashes for p in (chunk_point_id(key, 0), placeholder_id(key))]
         found = self.store.retrieve(ids) if ids else []
-        waiting = {h.payload.get(fields.DOC_KEY) for h in found if h.id in _placeholder_ids(keys)}
+        waiting = {  # a placeholder: a newer version is on its way
+            h.payload.get(fields.DOC_KEY)
+            for h in found
+            if h.payload.get(fields.KIND) == fields.KIND_PENDING
+        }
         return {
             key: hit.payload
             for hit in found
-            if (key := hit.payload.get(fields.DOC_KEY)) in keys
-            and hit.payload.get(fields.KIND) == fields.KIND_CHUNK
-            and hit.payload.get(fields.CONTENT_HASH) == keys[key]
+            if hit.payload.get(fields.KIND) == fields.KIND_CHUNK
+            and (key := str(hit.payload[fields.DOC_KEY])) in hashes
+            and hit.payload.get(fields.CONTENT_HASH) == hashes[key]
             and key not in waiting
         }
 

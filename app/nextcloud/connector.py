@@ -160,7 +160,7 @@ class Connector:
             runner.stop.set()
             runner.wake.set()
             runner.thread.join(30)
-        labeler = Labeler(self.ledger, self.writer, self._grants, self.base_url)
+        labeler = Labeler(self.ledger, self.writer, self.ledger.grants, self.base_url)
         files = list(self.ledger.files(user_id))
         self.ledger.forget_user(user_id)
         for node in files:
@@ -169,10 +169,6 @@ class Connector:
             if written.source.endswith(f":{user_id}"):
                 self.writer.delete(written.doc_key)
                 self.ledger.drop_written(written.doc_key)
-
-    def _grants(self, user_id: str) -> list[dict[str, str]]:
-        record = self.ledger.user(user_id)
-        return record.grants if record else []
 
     def sync_now(self, user_id: str | None = None, full: bool = True) -> list[str]:
         """Wake the user's sync (every user's without one) for a tick now; a full one reads

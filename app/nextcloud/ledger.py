@@ -135,6 +135,11 @@ class Ledger:
         rows = self._rows("SELECT * FROM users WHERE user_id = ?", (user_id,))
         return _user(rows[0]) if rows else None
 
+    def grants(self, user_id: str) -> list[dict[str, str]]:
+        """The user's share grants as last read (none for a user not connected)."""
+        record = self.user(user_id)
+        return record.grants if record else []
+
     def set_user(self, user_id: str, **values: Any) -> None:
         if "grants" in values:
             values["grants"] = json.dumps(values["grants"])

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from app.ingest.documents import Document
 from app.nextcloud.apps import calendar_documents, deck_documents
@@ -43,16 +43,6 @@ class Schedule:
     apps_every: float
 
 
-@dataclass
-class TickFigures:
-    """What the last ticks did, for status and /metrics."""
-
-    ticks: int = 0
-    requests_last_tick: int = 0
-    seconds_last_tick: float = 0.0
-    app_failures: dict[str, int] = field(default_factory=dict)
-
-
 class UserSync:
     def __init__(
         self,
@@ -70,7 +60,6 @@ class UserSync:
         self.user_id, self.ledger, self.vault, self.base_url = user_id, ledger, vault, base_url
         self.writer, self.reader, self.downloads = writer, reader, downloads
         self.schedule, self.counter, self.clock = schedule, counter, clock
-        self.figures = TickFigures()
         self.hints: set[str] = set()
         self.force = False
         self.sink: FileSink | None = None
@@ -97,7 +86,6 @@ class UserSync:
                 self.user_id, state="failing", last_error="SEARCH_SECRET_KEY changed"
             )
             return
-        started, before = self.clock(), self.counter.total
         client = NextcloudClient(self.base_url, user.login_name, password, self.counter)
         try:
             self._tick(client)
@@ -109,10 +97,7 @@ class UserSync:
             self.ledger.set_user(self.user_id, state="failing", last_error=str(exc))
         finally:
             client.close()
-            self.figures.ticks += 1
             self.counter.tick()
-            self.figures.requests_last_tick = self.counter.total - before
-            self.figures.seconds_last_tick = self.clock() - started
             self.ledger.set_user(self.user_id, last_tick=self.clock())
 
     def _tick(self, client: NextcloudClient) -> None:
@@ -156,8 +141,7 @@ class UserSync:
 
     def _grants(self, user_id: str, cache: dict[str, list[Grant]]) -> list[Grant]:
         if user_id not in cache:
-            record = self.ledger.user(user_id)
-            cache[user_id] = record.grants if record else []
+            cache[user_id] = self.ledger.grants(user_id)
         return cache[user_id]
 
     def _read_grants(
@@ -198,7 +182,6 @@ class UserSync:
             except AppMissing:
                 continue
             except NextcloudError as exc:
-                self.figures.app_failures[app] = self.figures.app_failures.get(app, 0) + 1
                 log.warning("nextcloud user %s: %s failed: %s", self.user_id, app, exc)
                 continue
             self._write_app_documents(source, documents)
