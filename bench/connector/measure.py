@@ -5,8 +5,6 @@ dialect's clocked requests, the service's status, its processes in /proc, search
 import itertools
 import json
 import statistics
-import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
@@ -21,6 +19,7 @@ import httpx
 from bench.connector.probes import MemorySampler, Prober, Profile, cpu_by_role, cpu_spent
 from bench.connector.world import DEEP, USERS, TimedApp, Timing, World, build, timed_dialect
 from bench.harness import service
+from bench.harness.embed_stub import embed_stub
 from bench.harness.model import chunks_per_second
 from bench.harness.results import load_average
 from bench.harness.service import BENCH_KEY, INDEX_KEY, Service
@@ -52,19 +51,8 @@ def _embedding(smoke: bool) -> Iterator[dict[str, str]]:
     if not smoke:
         yield {}
         return
-    command = [sys.executable, "-m", "bench.harness.embed_stub", "--hashing"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the embedding stub exited with {process.wait()}")
-        yield {"SEARCH_EMBEDDING_URL": f"http://127.0.0.1:{json.loads(line)['port']}/v1"}
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        if process.stdout is not None:
-            process.stdout.close()
+    with embed_stub([], hashing=True) as stub:
+        yield {"SEARCH_EMBEDDING_URL": stub.url}
 
 
 @contextmanager

@@ -13,11 +13,16 @@ it listens; `GET /stats` counts the texts answered from the tables and by the mo
 
 import argparse
 import json
+import subprocess
+import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 
 from app.embeddings.dense import DenseEncoder, HashingEncoder
@@ -121,6 +126,34 @@ def main(argv: list[str] | None = None) -> None:
     server.daemon_threads = True
     print(json.dumps({"port": server.server_address[1]}), flush=True)
     server.serve_forever()
+
+
+@dataclass
+class Stub:
+    url: str  # what SEARCH_EMBEDDING_URL names
+    process: subprocess.Popen[str]
+
+    def stats(self) -> dict[str, int]:
+        counts: dict[str, int] = httpx.get(f"{self.url.removesuffix('/v1')}/stats").json()
+        return counts
+
+
+@contextmanager
+def embed_stub(tables: list[Path], hashing: bool) -> Iterator[Stub]:
+    command = [sys.executable, "-m", "bench.harness.embed_stub"]
+    command += [f"--table={t}" for t in tables] + (["--hashing"] if hashing else [])
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the embedding stub exited with {process.wait()}")
+        yield Stub(f"http://127.0.0.1:{json.loads(line)['port']}/v1", process)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 if __name__ == "__main__":

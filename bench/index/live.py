@@ -19,12 +19,8 @@ import itertools
 import json
 import re
 import shutil
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +33,7 @@ from app.ingest.models import DocumentIn
 from app.store.edge import EdgeStore
 from bench.harness import service
 from bench.harness.corpus import SEED, derived_chunks, real_chunks
+from bench.harness.embed_stub import embed_stub
 from bench.harness.encoder import CachedEncoder, text_key
 from bench.harness.figures import disk_mib, percentiles
 from bench.harness.prepare import (
@@ -101,34 +98,6 @@ def write_stub_keys(points: Path, table: Path) -> Path:
             out.write("".join(f"{text_key(str(p['embed_text']))}\n" for p in part))
     partial.replace(keys)
     return table
-
-
-@dataclass
-class Stub:
-    url: str  # what SEARCH_EMBEDDING_URL names
-    process: subprocess.Popen[str]
-
-    def stats(self) -> dict[str, int]:
-        counts: dict[str, int] = httpx.get(f"{self.url.removesuffix('/v1')}/stats").json()
-        return counts
-
-
-@contextmanager
-def embed_stub(tables: list[Path], hashing: bool) -> Iterator[Stub]:
-    command = [sys.executable, "-m", "bench.harness.embed_stub"]
-    command += [f"--table={t}" for t in tables] + (["--hashing"] if hashing else [])
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the embedding stub exited with {process.wait()}")
-        yield Stub(f"http://127.0.0.1:{json.loads(line)['port']}/v1", process)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        if process.stdout is not None:
-            process.stdout.close()
 
 
 def summary(samples: list[float]) -> dict[str, float]:
