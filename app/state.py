@@ -87,7 +87,7 @@ def build_services(
     keeper = LeaseKeeper(indexer.leases, take_over_orphans)
     keeper.start()
     ingest = IngestService(indexer, queue, extractor_for(settings))
-    connector = open_connector(settings, indexer, queue, ingest.extractor)
+    connector = open_connector(settings, ingest)
     verifier: VerifySource | None = None
     if settings.verify_url:
         verifier = Verifier(settings.verify_url, settings.verify_token, settings.verify_timeout)

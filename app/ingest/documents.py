@@ -59,6 +59,21 @@ class Document:
         return cls(**values)
 
 
+def with_labels(doc: Document, labels: Document) -> Document:
+    """`doc` with the labels (everything but its text) of `labels`."""
+    return replace(
+        doc,
+        title=labels.title,
+        owner=labels.owner,
+        acl=labels.acl,
+        modified_at=labels.modified_at,
+        file_path=labels.file_path,
+        tags=labels.tags,
+        category=labels.category,
+        url=labels.url,
+    )
+
+
 def digest(value: Any) -> str:
     """A stable hash of JSON-like data."""
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -5,7 +5,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from qdrant_client import models
@@ -16,7 +16,7 @@ from app.filters import selectors
 from app.filters.spec import folder_ancestors
 from app.index_settings import CHUNK_WORDS
 from app.ingest.chunking import Chunk, chunk_pages
-from app.ingest.documents import Document, IndexCounts
+from app.ingest.documents import Document, IndexCounts, with_labels
 from app.ingest.leases import Leases
 from app.ingest.models import DocumentStatus, Progress
 from app.ingest.sparse_fit import fitted_encoder
@@ -97,20 +97,6 @@ def label_payload(doc: Document) -> dict[str, Any]:
         fields.CATEGORY: doc.category,
         fields.URL: doc.url,
     }
-
-
-def with_labels(doc: Document, labels: Document) -> Document:
-    return replace(
-        doc,
-        title=labels.title,
-        owner=labels.owner,
-        acl=labels.acl,
-        modified_at=labels.modified_at,
-        file_path=labels.file_path,
-        tags=labels.tags,
-        category=labels.category,
-        url=labels.url,
-    )
 
 
 def chunk_payload(doc: Document, index: int, total: int, chunk: Chunk) -> dict[str, Any]:

@@ -4,7 +4,7 @@ when asked), read one document's status, delete one, purge doc types, count what
 import asyncio
 import hashlib
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -164,6 +164,21 @@ class IngestService:
             )
         finally:
             self._waiting_files -= 1
+
+    def accept_one(self, document: Document) -> "Future[int]":
+        """For a client on a thread of its own (the Nextcloud connector): accept one document
+        (placeholder first) and queue it; QueueFull when the queue has no room."""
+        self.queue.check_room(1)
+        (job,) = self.indexer.accept([document])
+        return self.queue.submit(job)
+
+    def relabel(self, labels: Document) -> bool:
+        """New labels (path, readers, tags, ...) for a stored document, nothing embedded."""
+        return self.indexer.relabel(labels)
+
+    def forget(self, key: str) -> None:
+        """Delete a document by its key, if it is stored."""
+        self.indexer.delete(key)
 
     def status(self, doc_type: str, doc_id: str) -> DocumentStatus:
         key = doc_key(doc_type, doc_id)

@@ -11,9 +11,7 @@ from pathlib import Path
 
 from app.config import Settings
 from app.errors import NextcloudAuthFailed, NextcloudUnreachable, NotFound
-from app.extract.sandbox import Extractor
-from app.ingest.pipeline import Indexer
-from app.ingest.queue import IndexQueue
+from app.ingest.service import IngestService
 from app.nextcloud.client import NextcloudClient, RequestCounter
 from app.nextcloud.errors import NextcloudError, Revoked, Unreachable
 from app.nextcloud.files import FileReader
@@ -276,9 +274,7 @@ def ledger_path(data_dir: Path) -> Path:
     return data_dir / "nextcloud" / "ledger.sqlite3"
 
 
-def open_connector(
-    settings: Settings, indexer: Indexer, queue: IndexQueue, extractor: Extractor
-) -> Connector | None:
+def open_connector(settings: Settings, ingest: IngestService) -> Connector | None:
     """The connector `serve` runs when SEARCH_NEXTCLOUD_URL is set (started), else None."""
     if not settings.nextcloud_url:
         return None
@@ -286,8 +282,8 @@ def open_connector(
         settings.nextcloud_url,
         Ledger(ledger_path(settings.data_dir)),
         Vault(settings.secret_key),
-        IndexWriter(indexer, queue, threading.Event()),
-        FileReader(extractor, scratch_dir(settings.data_dir), settings.max_file_bytes),
+        IndexWriter(ingest, threading.Event()),
+        FileReader(ingest.extractor, scratch_dir(settings.data_dir), settings.max_file_bytes),
         Schedule(
             interval=settings.nextcloud_interval,
             shares_every=settings.nextcloud_shares_interval,

@@ -12,9 +12,8 @@ from pathlib import Path
 
 from app.errors import ServiceError
 from app.extract.sandbox import Extractor
-from app.ingest.documents import Document
+from app.ingest.documents import Document, with_labels
 from app.ingest.models import DocumentFields
-from app.ingest.pipeline import with_labels
 from app.ingest.uploads import file_document
 from app.nextcloud.client import NextcloudClient, dav_quote
 from app.nextcloud.dav import DavEntry

@@ -16,8 +16,7 @@ from typing import Any
 
 from app.errors import QueueFull
 from app.ingest.documents import Document
-from app.ingest.pipeline import Indexer
-from app.ingest.queue import IndexQueue
+from app.ingest.service import IngestService
 from app.nextcloud.client import NextcloudClient
 from app.nextcloud.dav import DavEntry
 from app.nextcloud.files import FileReader, Skipped
@@ -28,28 +27,25 @@ NOTES_FOLDER = "Notes"
 
 
 class IndexWriter:
-    """The ingest pipeline as the connector uses it: accept (placeholder first, durable) and
-    queue, relabel in place, delete."""
+    """The ingest capability as the connector uses it, like any client: accept and queue
+    (waiting while the queue is full: it is the backpressure), relabel in place, delete."""
 
-    def __init__(self, indexer: Indexer, queue: IndexQueue, stop: threading.Event) -> None:
-        self.indexer, self.queue, self.stop = indexer, queue, stop
+    def __init__(self, ingest: IngestService, stop: threading.Event) -> None:
+        self.ingest, self.stop = ingest, stop
 
     def write(self, document: Document) -> "Future[int]":
         while True:
             try:
-                self.queue.check_room(1)
-                break
-            except QueueFull as full:  # the queue is the backpressure: wait for room
+                return self.ingest.accept_one(document)
+            except QueueFull as full:
                 if self.stop.wait(full.retry_after):
                     raise
-        (job,) = self.indexer.accept([document])
-        return self.queue.submit(job)
 
     def relabel(self, labels: Document) -> bool:
-        return self.indexer.relabel(labels)
+        return self.ingest.relabel(labels)
 
     def delete(self, doc_key: str) -> None:
-        self.indexer.delete(doc_key)
+        self.ingest.forget(doc_key)
 
 
 @dataclass(frozen=True)

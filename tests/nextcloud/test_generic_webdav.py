@@ -47,7 +47,7 @@ class GenericSync:
     def __init__(self, app: TestClient, dav: RealDav, scratch: Path) -> None:
         services = cast(FastAPI, app.app).state.astrolabe.require_services()
         self.ledger = Ledger(scratch / "ledger.sqlite3")
-        writer = IndexWriter(services.ingest.indexer, services.ingest.queue, threading.Event())
+        writer = IndexWriter(services.ingest, threading.Event())
         self.labeler = Labeler(self.ledger, writer, lambda uid: [], dav.url)
         self.reader = CountingReader(services.ingest.extractor, scratch / "downloads", 10**7)
         self.client = NextcloudClient(dav.url, dav.user, dav.password)
