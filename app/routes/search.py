@@ -2,8 +2,9 @@
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel
 
 from app.errors import ErrorBody
 from app.routes import compat
@@ -32,12 +33,10 @@ COMPAT_ERRORS: dict[int | str, dict[str, Any]] = {
     response_model_exclude_unset=True,
     responses=COMPAT_ERRORS,
 )
-async def search(
-    body: SearchBody, principal: SearchPrincipal, services: ServicesDep
-) -> SearchPcaResponse:
+async def search(body: SearchBody, principal: SearchPrincipal, services: ServicesDep) -> Response:
     """Hybrid (dense + BM25, fused), semantic or BM25 search, or browse (empty query: newest
     matching documents first), under the rich filters and the user's access rights."""
-    return await run_in_threadpool(services.search.search, principal, body)
+    return as_json(await run_in_threadpool(services.search.search, principal, body))
 
 
 @router.post(
@@ -48,6 +47,13 @@ async def search(
 )
 async def vector_viz_search(
     body: VectorVizBody, principal: SearchPrincipal, services: ServicesDep
-) -> VectorVizResponse:
+) -> Response:
     """The Astrolabe app's search page and 3D plot: the same search, in the app's shape."""
-    return await run_in_threadpool(services.search.vector_viz, principal, body)
+    return as_json(await run_in_threadpool(services.search.vector_viz, principal, body))
+
+
+def as_json(answer: BaseModel) -> Response:
+    """The answer written as JSON once, by pydantic's own encoder. Returned as a model, FastAPI
+    would dump it, validate the dump against `response_model` again and encode that (the
+    declared `response_model` still documents it)."""
+    return Response(answer.model_dump_json(exclude_unset=True), media_type="application/json")
