@@ -12,7 +12,8 @@ Results go to bench/results/<tier>.json; `python -m bench.report` renders docs/b
 
 The live index instead (bench/index/live.py): the tier sent over HTTP to a fresh service and
 measured with no restart, a trickle of new documents, a restart; results in
-bench/results/live-<tier>.json.
+bench/results/live-<tier>.json. With `--corpus users` (bench/index/users.py), the users'
+corpus (100k short documents, a partial view, repeated queries) instead of the tier.
 """
 
 import argparse
@@ -81,6 +82,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--offline-twin", action="store_true", help="live: also against the same points optimized"
     )
+    parser.add_argument(
+        "--corpus", choices=("bench", "users"), default="bench", help="live: the users' corpus"
+    )
+    parser.add_argument("--profile", action="store_true", help="users: py-spy at 16 clients")
+    parser.add_argument("--baseline", type=Path, help="users: an older checkout to compare")
+    parser.add_argument("--reuse", action="store_true", help="users: the index loaded before")
     args = parser.parse_args(argv)
     args.clients = tuple(int(c) for c in str(args.clients).split(","))
     args.tiers = args.tiers or ("100k" if args.live else "11k,100k")
@@ -90,8 +97,20 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def run_users(args: argparse.Namespace) -> None:
+    from bench.index.users import measure_users
+
+    result = measure_users(args.data, args) | {"machine": machine()}
+    name = "live-users-smoke.json" if args.smoke else "live-users-100k.json"
+    print(f"wrote {write_results(args.out / name, result)}")
+
+
 def run_live(args: argparse.Namespace) -> None:
     from bench.index.live import headline, measure_live
+
+    if args.corpus == "users":
+        run_users(args)
+        return
 
     docs, _, _ = load_vaswani(args.dataset)
     queries = judged_queries(args.dataset, args.queries)

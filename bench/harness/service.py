@@ -161,10 +161,12 @@ def running_service(
     timeout: float = 600,
     settings: dict[str, str] | None = None,
     wait_idle: bool = True,
+    app_dir: Path | None = None,
 ) -> Iterator[Service]:
     """`serve` on a free port; yields once /readyz answers (and, with `wait_idle`, once its
     background loads are done). `settings`: more SEARCH_* variables for this run (an embedding
-    server: SEARCH_EMBEDDING_URL, never inherited from this environment)."""
+    server: SEARCH_EMBEDDING_URL, never inherited from this environment). `app_dir`: the
+    checkout whose `app` runs (a baseline commit's worktree), else this one's."""
     port = free_port()
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     keys = write_keys(data_dir.parent / "keys.json")
@@ -184,6 +186,7 @@ def running_service(
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
+            cwd=app_dir,
         )
     try:
         cold = wait_ready(base, process, started, timeout, log)
@@ -296,10 +299,13 @@ class Samples:
     hits: list[int] = field(default_factory=list)
 
 
-def latency(base: str, queries: list[str], rounds: int) -> dict[str, dict[str, float]]:
-    """Each scenario's queries, sequentially, scenarios interleaved round by round so that the
-    machine's noise falls on all of them alike."""
-    rows = scenarios()
+def latency(
+    base: str, queries: list[str], rounds: int, rows: dict[str, dict[str, Any]] | None = None
+) -> dict[str, dict[str, float]]:
+    """Each scenario's queries (`rows`: the bench corpus's scenarios unless given),
+    sequentially, scenarios interleaved round by round so that the machine's noise falls on all
+    of them alike."""
+    rows = scenarios() if rows is None else rows
     samples = {name: Samples() for name in rows}
     headers = {"Authorization": f"Bearer {BENCH_KEY}"}
     with httpx.Client(headers=headers, timeout=60) as client:
@@ -330,7 +336,9 @@ def latency(base: str, queries: list[str], rounds: int) -> dict[str, dict[str, f
     }
 
 
-async def _load(base: str, queries: list[str], clients: int, seconds: float) -> dict[str, float]:
+async def _load(
+    base: str, queries: list[str], clients: int, seconds: float, extra: dict[str, Any]
+) -> dict[str, float]:
     headers = {"Authorization": f"Bearer {BENCH_KEY}"}
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     walls: list[float] = []
@@ -344,7 +352,7 @@ async def _load(base: str, queries: list[str], clients: int, seconds: float) -> 
             started = time.perf_counter()
             try:
                 response = await client.post(
-                    f"{base}/api/v1/search", json={"query": queries[i % len(queries)]}
+                    f"{base}/api/v1/search", json=_body(queries[i % len(queries)], extra)
                 )
                 if response.status_code == 200:
                     walls.append((time.perf_counter() - started) * 1000)
@@ -360,6 +368,7 @@ async def _load(base: str, queries: list[str], clients: int, seconds: float) -> 
         elapsed = time.perf_counter() - began
     return {
         "clients": clients,
+        "searches": len(walls),
         "searches_per_s": round(len(walls) / elapsed, 1),
         "p50_ms": round(statistics.median(walls), 1) if walls else 0.0,
         "p99_ms": percentiles(walls)["p99"] if walls else 0.0,
@@ -368,10 +377,15 @@ async def _load(base: str, queries: list[str], clients: int, seconds: float) -> 
 
 
 def throughput(
-    base: str, queries: list[str], levels: tuple[int, ...], seconds: float
+    base: str,
+    queries: list[str],
+    levels: tuple[int, ...],
+    seconds: float,
+    extra: dict[str, Any] | None = None,
 ) -> list[dict[str, float]]:
-    """Hybrid searches (access rule only) from `c` concurrent clients for `seconds` each."""
-    return [asyncio.run(_load(base, queries, c, seconds)) for c in levels]
+    """Hybrid searches from `c` concurrent clients for `seconds` each, with the request fields
+    `extra` (none: the access rule only)."""
+    return [asyncio.run(_load(base, queries, c, seconds, extra or {})) for c in levels]
 
 
 @dataclass

@@ -1,0 +1,213 @@
+"""The live index on the users' corpus (bench.harness.users_corpus), measured from outside:
+
+1. load: a fresh data directory, `serve` embedding through the stub (the corpus's vectors from
+   the real model, computed once and cached), the documents sent over HTTP in batches of 256
+   while a prober searches; right after, with no restart: every scenario, throughput with a tag
+   filter at 1/4/16 clients and the CPU each search cost each process;
+2. restart: `serve` with the local model on the same directory: `/readyz`, the first seconds'
+   searches, every scenario, throughput and CPU again; with `--profile`, py-spy on `serve` and
+   on its engine process during a 16-client run (collapsed stacks beside the results);
+3. with `--baseline DIR` (a worktree of an older commit): restarts of DIR's `serve` and of this
+   one's, alternated on copies of the same data directory, the same figures for each, so that
+   the two are compared in one window of the machine's load.
+
+    .venv/bin/python -m bench.run --live --corpus users [--profile] [--baseline ../base]
+
+Results: bench/results/live-users-100k.json."""
+
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from app.store.fields import embedded_text
+from bench.harness import service
+from bench.harness.corpus import load_vaswani
+from bench.harness.embed_stub import embed_stub
+from bench.harness.encoder import text_key
+from bench.harness.prepare import model_encoder
+from bench.harness.results import load_average
+from bench.harness.users_corpus import (
+    THROUGHPUT_FILTER,
+    UsersCorpus,
+    users_corpus,
+    users_scenarios,
+)
+from bench.index.live import LOAD_BATCH, Prober, first_seconds, send, status
+
+PROFILE_CLIENTS = 16
+TOP_FUNCTIONS = 25
+
+
+def stub_table(out: Path, corpus: UsersCorpus, smoke: bool, cache: Path) -> Path:
+    """The stub's table of the corpus's vectors (`dense.f32`, `dense.keys`), made once."""
+    table = out / "dense"
+    keys = table.with_suffix(".keys")
+    if keys.exists():
+        return table
+    out.mkdir(parents=True, exist_ok=True)
+    texts = [embedded_text(d.title, d.content) for d in corpus.documents]
+    encoder = model_encoder(cache, hashing=smoke)
+    vectors = encoder.encode_array(texts)
+    encoder.save()
+    vectors.astype("float32").tofile(table.with_suffix(".f32"))
+    partial = keys.with_suffix(".partial")
+    partial.write_text("".join(f"{text_key(t)}\n" for t in texts))
+    partial.replace(keys)
+    return table
+
+
+def cpu_by_role(pid: int) -> dict[str, float]:
+    """CPU seconds so far of the service's processes, summed per role (http, engine ...)."""
+    seconds = service.cpu_seconds(pid)
+    by_role: dict[str, float] = {}
+    for child, role in service.process_roles(pid).items():
+        by_role[role] = by_role.get(role, 0.0) + seconds.get(child, 0.0)
+    return by_role
+
+
+def throughput_with_cpu(svc: service.Service, queries: list[str], args: Any) -> list[Any]:
+    """Throughput with the tag filter at each level, and the CPU milliseconds a search cost
+    each process (their CPU over the run / the searches answered)."""
+    levels = []
+    for clients in args.clients:
+        before = cpu_by_role(svc.process.pid)
+        (level,) = service.throughput(
+            svc.base, queries, (clients,), args.seconds, THROUGHPUT_FILTER
+        )
+        after = cpu_by_role(svc.process.pid)
+        searches = max(1, int(level["searches"]))
+        cpu = {role: round(1000 * (after[role] - before.get(role, 0.0)) / searches, 2)
+               for role in after}  # fmt: skip
+        levels.append(level | {"cpu_ms_per_search": cpu | {"all": round(sum(cpu.values()), 2)}})
+    return levels
+
+
+def measured(svc: service.Service, queries: list[str], args: Any) -> dict[str, Any]:
+    return {
+        "status": status(svc.base),
+        "latency": service.latency(svc.base, queries, args.rounds, users_scenarios()),
+        "throughput": throughput_with_cpu(svc, queries, args),
+        "memory": svc.memory_mib(),
+        "load_average": load_average(),
+    }
+
+
+def profile(svc: service.Service, queries: list[str], args: Any, out: Path) -> dict[str, Any]:
+    """py-spy on every process of the service during a 16-client run: the functions that took
+    the most samples (self time), per process role; the raw stacks are kept in `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    spies = []
+    for pid, role in service.process_roles(svc.process.pid).items():
+        stacks = out / f"{role}-{pid}.txt"
+        command = [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid)]
+        command += ["--duration", str(int(args.seconds) + 2), "--rate", "250", "--format", "raw"]
+        command += ["--nonblocking", "--output", str(stacks)]
+        spy = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        spies.append((role, stacks, spy))
+    time.sleep(1.0)  # py-spy attached
+    runner = threading.Thread(
+        target=service.throughput,
+        args=(svc.base, queries, (PROFILE_CLIENTS,), args.seconds, THROUGHPUT_FILTER),
+    )
+    runner.start()
+    for _, _, spy in spies:
+        spy.wait()
+    runner.join()
+    return {role: top_functions(stacks) for role, stacks, _ in spies if stacks.exists()}
+
+
+def top_functions(stacks: Path) -> dict[str, Any]:
+    """The functions that took the most of the process's samples (py-spy leaves out threads the
+    kernel says sleep): by self time (the leaf of each stack) and by inclusive time (anywhere in
+    the stack), each as a share of all samples."""
+    self_time: dict[str, int] = {}
+    inclusive: dict[str, int] = {}
+    total = 0
+    for line in stacks.read_text().splitlines():
+        frames, _, count = line.rpartition(" ")
+        names = [frame.split(" (")[0] + " (" + frame.rsplit("/", 1)[-1] for frame in
+                 frames.split(";")]  # fmt: skip
+        total += int(count)
+        self_time[names[-1]] = self_time.get(names[-1], 0) + int(count)
+        for name in set(names):
+            inclusive[name] = inclusive.get(name, 0) + int(count)
+    return {
+        "samples": total,
+        "self": _shares(self_time, total),
+        "inclusive": _shares(inclusive, total),
+    }
+
+
+def _shares(counts: dict[str, int], total: int) -> list[dict[str, Any]]:
+    ranked = sorted(counts.items(), key=lambda item: -item[1])[:TOP_FUNCTIONS]
+    return [{"function": name, "share": round(n / max(1, total), 4)} for name, n in ranked]
+
+
+def restart(data_dir: Path, queries: list[str], args: Any, app_dir: Path | None = None) -> Any:
+    with service.running_service(data_dir, wait_idle=False, app_dir=app_dir) as svc:
+        result: dict[str, Any] = {"cold_start_s": round(svc.cold_start_s, 2)}
+        result["first_seconds"] = first_seconds(svc.base, queries, args.first_seconds)
+        result |= measured(svc, queries, args)
+        if args.profile and app_dir is None:
+            result["profile"] = profile(svc, queries, args, data_dir.parent / "profile")
+    return result
+
+
+def compare(data_dir: Path, queries: list[str], args: Any) -> dict[str, Any]:
+    """This checkout against `args.baseline`, restarted in turn on copies of `data_dir`."""
+    runs: dict[str, list[Any]] = {"baseline": [], "current": []}
+    for _ in range(args.runs):
+        for name, app_dir in (("baseline", args.baseline), ("current", None)):
+            copy = data_dir.parent / f"compare-{name}" / "data"
+            shutil.rmtree(copy.parent, ignore_errors=True)
+            subprocess.run(["cp", "-a", "--sparse=always", str(data_dir), str(copy)], check=True)
+            runs[name].append(restart(copy, queries, args, app_dir))
+    return {"baseline_dir": str(args.baseline), "runs": runs, "medians": medians(runs)}
+
+
+def medians(runs: dict[str, list[Any]]) -> dict[str, Any]:
+    """Per side: median over its runs of each scenario's p50, of the 16-client rate and CPU."""
+    summary: dict[str, Any] = {}
+    for name, side in runs.items():
+        rows = side[0]["latency"]
+        summary[name] = {
+            "p50_ms": {r: statistics.median(s["latency"][r]["p50"] for s in side) for r in rows},
+            "cold_start_s": statistics.median(s["cold_start_s"] for s in side),
+            "searches_per_s_16": statistics.median(
+                s["throughput"][-1]["searches_per_s"] for s in side
+            ),
+            "cpu_ms_per_search_16": statistics.median(
+                s["throughput"][-1]["cpu_ms_per_search"]["all"] for s in side
+            ),
+        }
+    return summary
+
+
+def measure_users(root: Path, args: Any) -> dict[str, Any]:
+    docs, _, _ = load_vaswani(args.dataset)
+    corpus = users_corpus(docs, 300 if args.smoke else 100_000)
+    out = root / "tiers" / ("users-smoke" if args.smoke else "users-100k")
+    table = stub_table(out, corpus, args.smoke, root / "cache")
+    data_dir = out / "live" / "data"
+    result: dict[str, Any] = {"corpus": "users", "documents": len(corpus.documents)}
+    if not args.reuse:
+        shutil.rmtree(data_dir, ignore_errors=True)
+        with (
+            embed_stub([table], hashing=args.smoke) as stub,
+            service.running_service(
+                data_dir, settings={"SEARCH_EMBEDDING_URL": stub.url}, wait_idle=False
+            ) as svc,
+        ):
+            with Prober(svc.base, svc.process.pid, corpus.queries, interval=0.1) as prober:
+                result["load"] = send(svc.base, corpus.documents, LOAD_BATCH) | prober.result()
+            result["load"] |= {"stub": stub.stats(), "load_average": load_average()}
+            result["after_load"] = measured(svc, corpus.queries, args)
+    result["restart"] = restart(data_dir, corpus.queries, args)
+    if args.baseline:
+        result["compare"] = compare(data_dir, corpus.queries, args)
+    return result
