@@ -58,7 +58,7 @@ class Settings(BaseSettings):
     qdrant_replication_factor: int = Field(default=1, ge=1)
     qdrant_write_consistency_factor: int = Field(default=1, ge=1)
     qdrant_on_disk: bool = False
-    qdrant_quantization: Literal["none", "int8"] = "none"
+    qdrant_quantization: Literal["none", "int8"] = "int8"
     qdrant_hnsw_m: int = Field(default=16, ge=4)
     qdrant_hnsw_ef_construct: int = Field(default=100, ge=4)
     qdrant_grpc: bool = False

@@ -2,7 +2,9 @@
 parameters and the chunk size. `index.json` records them (`app.store.index_format`); an index
 written with others must be re-embedded (`astrolabe-search reindex`) before this release serves
 it. Declared here, below every layer, so the store can check them without knowing the
-embedders or the chunker that use them."""
+embedders or the chunker that use them. How the engine keeps and searches the vectors (int8
+quantization, the graph) is not among them: it changes no stored value, and an index picks it
+up when it is rebuilt (`app.store.quantization`)."""
 
 from dataclasses import asdict, dataclass
 from typing import Any

@@ -19,14 +19,12 @@ from app.config import Settings
 from app.index_settings import DIMENSION
 from app.store.errors import IndexConflict
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
+from app.store.quantization import QUANTILE, rescored
 
 WRITE_ORDERING = models.WriteOrdering.STRONG
 READ_CONSISTENCY = models.ReadConsistencyType.MAJORITY
 DISTANCE = models.Distance.COSINE
 SPARSE_MODIFIER = models.Modifier.IDF
-# int8 keeps a quarter of the float32 vectors in RAM; candidates are rescored on the originals.
-QUANTILE = 0.99
-OVERSAMPLING = 2.0
 
 
 class CollectionMismatch(IndexConflict):
@@ -39,7 +37,7 @@ class CollectionLayout:
     replication_factor: int = 1
     write_consistency_factor: int = 1
     on_disk: bool = False
-    quantization: bool = False
+    quantization: bool = True  # int8, as the embedded engine (app.store.quantization)
     hnsw_m: int = 16
     hnsw_ef_construct: int = 100
 
@@ -87,13 +85,7 @@ class CollectionLayout:
 
     def search_params(self) -> models.SearchParams | None:
         """Dense searches on a quantized collection: oversample, then rescore on the originals."""
-        if not self.quantization:
-            return None
-        return models.SearchParams(
-            quantization=models.QuantizationSearchParams(
-                ignore=False, rescore=True, oversampling=OVERSAMPLING
-            )
-        )
+        return rescored() if self.quantization else None
 
 
 def check_collection(name: str, params: models.CollectionParams) -> None:

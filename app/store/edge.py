@@ -15,7 +15,7 @@ import qdrant_edge as qe
 from qdrant_client import models
 
 from app.index_settings import IndexSettings
-from app.store import facet_snapshot, fields, index_format, translate
+from app.store import facet_snapshot, fields, index_format, quantization, translate
 from app.store.base import Copied, Hit, Query, VectorIndex
 from app.store.copies import check_room_for_copy, shard_copied
 from app.store.errors import IndexConflict, StorageFull, guarded
@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 # ones would all be scanned) and decides which values get links. The facet index counts.
 EXACT_BELOW_CHUNKS = 10_000
 EXACT = qe.SearchParams(exact=True)
+RESCORED = quantization.rescored()  # every other dense search (app.store.quantization)
 DEFAULT_MIN_FREE_BYTES = 256 * 2**20  # a few WAL segments (32 MiB each) and segment growth
 # A write as the store was asked for it (method name, arguments): what a rebuild replays.
 WriteHook = Callable[[str, tuple[Any, ...]], None]
@@ -49,12 +50,22 @@ def _request(q: Query, exact: bool = False) -> qe.QueryRequest:
         limit=q.limit,
         offset=q.offset,
         query=translate.query(q.query, q.using),
-        prefetches=[translate.prefetch(p) for p in q.prefetch] or None,
+        prefetches=[translate.prefetch(_rescored(p)) for p in q.prefetch] or None,
         filter=translate.filter_(q.filter),
         score_threshold=q.score_threshold,
         with_payload=False,
-        params=EXACT if exact else None,
+        params=EXACT if exact else _search_params(q.using),
     )
+
+
+def _search_params(using: str | None) -> qe.SearchParams | None:
+    return translate.search_params(RESCORED) if using == DENSE_VECTOR else None
+
+
+def _rescored(prefetch: models.Prefetch) -> models.Prefetch:
+    if prefetch.using != DENSE_VECTOR:
+        return prefetch
+    return prefetch.model_copy(update={"params": RESCORED})
 
 
 def _hit(point: Any) -> Hit:

@@ -19,17 +19,29 @@ from app.store.fields import (
     IndexType,
 )
 from app.store.layout import EDGE_CONFIG, IndexLayout
+from app.store.quantization import QUANTILE
 
 EDGE_TYPES = {
     IndexType.KEYWORD: qe.PayloadSchemaType.Keyword,
     IndexType.INTEGER: qe.PayloadSchemaType.Integer,
 }
 IndexParams = qe.KeywordIndexParams | qe.IntegerIndexParams
+# Pinned: the quantized vectors stay in RAM, the originals (read to rescore) in the page cache.
+QUANTIZED = qe.ScalarQuantizationConfig(
+    type=qe.ScalarType.Int8, quantile=QUANTILE, memory=qe.Memory.Pinned
+)
 
 
 def edge_config(optimizers: qe.EdgeOptimizersConfig | None = None) -> qe.EdgeConfig:
+    """The shard's configuration, given at every open: Qdrant Edge checks that the stored
+    vectors fit it and writes it over the stored one. A shard written before quantization
+    keeps its segments as they are (and is searched as before) until an optimize re-indexes
+    them quantized: a rebuild's copy, a merge, or `astrolabe-search optimize`."""
+    dense = qe.EdgeVectorParams(
+        size=DIMENSION, distance=qe.Distance.Cosine, quantization_config=QUANTIZED
+    )
     return qe.EdgeConfig(
-        vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=DIMENSION, distance=qe.Distance.Cosine)},
+        vectors={DENSE_VECTOR: dense},
         sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         optimizers=optimizers,
     )

@@ -110,12 +110,35 @@ def query(q: models.Query | None, using: str | None) -> Any:
     raise UntranslatableError(f"query {type(q).__name__} has no Edge translation")
 
 
+def search_params(params: models.SearchParams | None) -> qe.SearchParams | None:
+    if params is None:
+        return None
+    if params.indexed_only or params.acorn is not None:
+        raise UntranslatableError("search params: exact, hnsw_ef and quantization only")
+    return qe.SearchParams(
+        hnsw_ef=params.hnsw_ef,
+        exact=bool(params.exact),
+        quantization=_quantization(params.quantization),
+    )
+
+
+def _quantization(
+    params: models.QuantizationSearchParams | None,
+) -> qe.QuantizationSearchParams | None:
+    if params is None:
+        return None
+    return qe.QuantizationSearchParams(
+        ignore=bool(params.ignore), rescore=params.rescore, oversampling=params.oversampling
+    )
+
+
 def prefetch(p: models.Prefetch) -> qe.Prefetch:
     if p.prefetch or p.limit is None:
         raise UntranslatableError("prefetches are one level deep and carry a limit")
     return qe.Prefetch(
         limit=p.limit,
         query=query(p.query, p.using),  # type: ignore[arg-type]
+        params=search_params(p.params),
         filter=filter_(p.filter),
         score_threshold=p.score_threshold,
     )

@@ -219,6 +219,6 @@ def test_a_dense_search_whose_filter_keeps_few_chunks_is_scored_exactly(
         assert recording.requests[-1].params.exact
     monkeypatch.setattr(edge, "EXACT_BELOW_CHUNKS", INDEXED)  # all 7,000 kept: not fewer
     _top(store, indexed[0], readable)
-    assert recording.requests[-1].params is None
+    assert not recording.requests[-1].params.exact  # the graph (quantized, rescored)
     _top(store, indexed[0])  # no filter: nothing to count
-    assert recording.requests[-1].params is None
+    assert not recording.requests[-1].params.exact

@@ -19,6 +19,7 @@ from app.store.base import Query
 from app.store.cluster import CollectionLayout, CollectionMismatch
 from app.store.errors import EngineFailed, EngineUnavailable
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
+from app.store.quantization import OVERSAMPLING, QUANTILE
 from app.store.retry import with_retries
 from app.store.server import ServerStore
 from bench.harness.loopback import JsonHandler, free_port, loopback_server
@@ -101,6 +102,35 @@ def test_quantized_dense_searches_rescore(monkeypatch: pytest.MonkeyPatch) -> No
     assert dense_sent.params.quantization.oversampling > 1
     assert sparse_sent.params is None
     assert str(sent["consistency"]) == str(models.ReadConsistencyType.MAJORITY)
+
+
+def test_a_new_collection_is_quantized_and_searched_rescored_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As on the embedded engine (app/store/quantization.py). Local mode keeps the config but
+    does not quantize: what it shows is that the parameters are sent and accepted."""
+    sent: list[Any] = []
+    query_batch_points = QdrantClient.query_batch_points
+
+    def spy(self: QdrantClient, name: str, **arguments: Any) -> Any:
+        sent.extend(arguments["requests"])
+        return query_batch_points(self, name, **arguments)
+
+    monkeypatch.setattr(QdrantClient, "query_batch_points", spy)
+    store = ServerStore(":memory:", None, "c", layout=CollectionLayout.from_settings(Settings()))
+    params = store._client.get_collection("c").config.params
+    assert isinstance(params.vectors, dict)
+    quantization = params.vectors[DENSE_VECTOR].quantization_config
+    assert isinstance(quantization, models.ScalarQuantization)
+    assert quantization.scalar.type == models.ScalarType.INT8
+    assert (quantization.scalar.quantile, quantization.scalar.always_ram) == (QUANTILE, True)
+    store.upsert([models.PointStruct(id=1, vector={DENSE_VECTOR: [1.0] + [0.0] * 383}, payload={})])
+    nearest = models.NearestQuery(nearest=[1.0] + [0.0] * 383)
+    answers = store.query_batch([Query(query=nearest, using=DENSE_VECTOR, limit=3)])
+    store.close()
+    assert [hit.id for hit in answers[0]] == ["1"]
+    assert sent[0].params.quantization.rescore is True
+    assert sent[0].params.quantization.oversampling == OVERSAMPLING
 
 
 def _existing(name: str, **arguments: Any) -> QdrantClient:

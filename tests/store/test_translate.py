@@ -100,3 +100,19 @@ def test_queries_translate_with_explicit_parameters() -> None:
     assert isinstance(translated, qe.OrderBy) and translated.direction == qe.Direction.Desc
     with pytest.raises(translate.UntranslatableError):
         translate.condition(field("t", match=models.MatchText(text="x")))
+
+
+def test_search_parameters_translate_with_their_quantization() -> None:
+    rescored = models.SearchParams(
+        hnsw_ef=64,
+        quantization=models.QuantizationSearchParams(rescore=True, oversampling=2.0),
+    )
+    translated = translate.search_params(rescored)
+    assert translated is not None and translated.hnsw_ef == 64 and not translated.exact
+    assert translated.quantization is not None
+    assert translated.quantization.rescore is True
+    assert translated.quantization.oversampling == 2.0
+    exact = translate.search_params(models.SearchParams(exact=True))
+    assert exact is not None and exact.exact and exact.quantization is None
+    with pytest.raises(translate.UntranslatableError):
+        translate.search_params(models.SearchParams(indexed_only=True))
