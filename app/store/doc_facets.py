@@ -171,6 +171,11 @@ class DocumentFacets:
     def ready(self) -> bool:
         return self.loaded and not self.abandoned
 
+    @property
+    def loading(self) -> bool:
+        """Not ready yet, but will be (the stored documents are being put)."""
+        return not self.loaded and not self.abandoned
+
     def abandon(self) -> None:
         """Out of step with the shard (a failed read-back): the engine answers from now on."""
         self.abandoned = True

@@ -257,10 +257,15 @@ class EdgeStore:
         ]
 
     def _scored_exactly(self, q: Query) -> bool:
-        """A dense query whose filter keeps fewer than EXACT_BELOW_CHUNKS chunks (see there)."""
+        """A dense query whose filter keeps fewer than EXACT_BELOW_CHUNKS chunks (see there),
+        counted by the facet index, or by the engine while that index is still being loaded
+        (the first seconds after an unclean stop: searches are answered meanwhile)."""
         if q.using != DENSE_VECTOR or q.filter is None:
             return False
-        return self._facets.keeps_fewer(q.filter, EXACT_BELOW_CHUNKS) is True
+        fewer = self._facets.keeps_fewer(q.filter, EXACT_BELOW_CHUNKS)
+        if fewer is None and self._facets.loading:
+            return self.count(q.filter) < EXACT_BELOW_CHUNKS
+        return fewer is True
 
     def _with_payloads(self, scored: list[Any], payload_keys: Sequence[str] | None) -> list[Hit]:
         if payload_keys is not None and not payload_keys:

@@ -3,6 +3,7 @@ writes after `optimize()` land in plain segments beside it, and every answer sta
 status and the estimate of what is indexed follow."""
 
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from app.filters.spec import FilterSpec
 from app.store import edge
 from app.store.base import Query
 from app.store.edge import EdgeStore
+from app.store.facet_upkeep import FacetUpkeep
 from app.store.fields import (
     CHUNK_INDEX,
     DENSE_VECTOR,
@@ -28,6 +30,7 @@ from app.store.fields import (
     SPARSE_VECTOR,
     TOTAL_CHUNKS,
 )
+from app.store.layout import IndexLayout
 from tests.helpers import auth, running_app
 
 INDEXED = 7_000  # above the engine's indexing threshold (10,000 KB of 384-d float32 vectors)
@@ -168,6 +171,40 @@ def test_writes_after_optimize_are_found_and_deleted_or_replaced_ones_never_are(
         assert _top(store, vector)[0] == _point_id(n)
     for n in deleted:
         assert _point_id(n) not in _top(store, indexed[n])
+
+
+def test_a_narrow_dense_search_is_scored_exactly_while_the_facet_index_loads(
+    optimized: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After an unclean stop (no facet snapshot) the facet index is read back from the shard
+    while the engine already answers: until it is loaded, the engine counts the filter."""
+    root = _copy(optimized, tmp_path)
+    IndexLayout.facet_snapshot(IndexLayout.of(root, "c").current()).unlink(missing_ok=True)
+    release = threading.Event()
+    load = FacetUpkeep._load
+
+    def held(upkeep: FacetUpkeep) -> None:
+        release.wait(timeout=60)
+        load(upkeep)
+
+    monkeypatch.setattr(FacetUpkeep, "_load", held)
+    store = EdgeStore(root, "c")
+    try:
+        recording = _Recording(store._shard)
+        monkeypatch.setattr(store, "_shard", recording)
+        readable = search_filter(Principal("alice"), FilterSpec()).selector()
+        indexed = np.load(optimized / "vectors.npy")
+        query = _vectors(np.random.default_rng(5), 1)[0]
+        exact = np.argsort(-(indexed @ query))[:10]
+        assert not store.wait_for_facet_index(timeout=0)
+        assert _top(store, query, readable) == [_point_id(int(n)) for n in exact]
+        assert recording.requests[-1].params.exact
+        monkeypatch.setattr(edge, "EXACT_BELOW_CHUNKS", INDEXED)  # all 7,000 kept: not fewer
+        _top(store, query, readable)
+        assert recording.requests[-1].params is None
+    finally:
+        release.set()
+        store.close()
 
 
 def test_status_reports_indexed_and_unindexed_chunks(optimized: Path, tmp_path: Path) -> None:
