@@ -5,11 +5,12 @@ An optimize writes sealed segments: their dense vectors in one fixed memory map 
 `InRamMmap`, where the appendable segment's grow in chunks), their graph, sparse index and
 storages written once. The engine never writes a sealed segment's data files again: a point
 written again, or given a new payload or vector, moves to the appendable segment (Qdrant's copy
-on write), a delete marks only the segment's id tracker and the trackers beside the data, and a
-later optimize writes new segments and deletes the old ones instead of rewriting them
-(`tests/store/test_sealed.py` holds the engine to each). The data files (vectors, HNSW links,
-the sparse inverted index, the pages of the sparse vectors and of the payloads) are most of a
-shard; the trackers, the payload indexes, the appendable segment and the WAL are copied."""
+on write), a delete marks only the segment's id tracker, the trackers beside the data and the
+deletion flags of its payload indexes, and a later optimize writes new segments and deletes the
+old ones instead of rewriting them (`tests/store/test_sealed.py` holds the engine to each).
+The data files (vectors, HNSW links, the sparse inverted index, the pages of the sparse vectors
+and of the payloads, the payload indexes' values) are most of a sealed segment; the trackers
+and flags, the appendable segment and the WAL are copied."""
 
 import json
 import re
@@ -20,6 +21,7 @@ DATA_FILE = re.compile(
     r"vector_storage-[^/]+/matrix\.dat"
     r"|vector_index-[^/]+/(graph\.bin|links[^/]*\.bin|inverted_index\.dat)"
     r"|(vector_storage-[^/]+/store|payload_storage)/page_\d+\.dat"
+    r"|payload_index/[^/]+/(point_to_values|values_to_points|data|data_block_index)\.bin"
 )
 
 

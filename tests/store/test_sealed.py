@@ -74,7 +74,7 @@ def test_the_engine_never_writes_a_shareable_file_again(tmp_path: Path) -> None:
     store = sealed_store(tmp_path / "data")
     shared = sorted(shareable_files(store.path))
     names = {path.name for path in shared}
-    assert {"matrix.dat", "inverted_index.dat", "page_0.dat"} <= names, names
+    assert {"matrix.dat", "inverted_index.dat", "page_0.dat", "point_to_values.bin"} <= names
     assert any(name.startswith("links") or name == "graph.bin" for name in names), names
     witnesses = tmp_path / "witnesses"  # a link of each: its inode, whatever the engine does
     witnesses.mkdir()
