@@ -1,6 +1,7 @@
 """The longest search while a rebuild copies the served shard (issue 35, item 4).
 
-    python -m bench.index.copy_stall --tier-dir bench/.data/tiers/100k --runs 5
+    python -m bench.index.copy_stall --tier-dir bench/.data/tiers/100k --scratch DIR \
+        --out bench/results/copy-stall-LABEL.json
 
 A served engine (`python -m app.engine_child`, as `serve` runs it) on a scratch copy of a
 prepared tier's data directory; CLIENTS threads send hybrid searches (both branches in one
@@ -35,7 +36,7 @@ from app.store.engine.wire import PROTOCOL, Call, Control, Failure
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from app.store.layout import IndexLayout
 from bench.harness.prepare import COLLECTION, batched_points
-from bench.harness.results import load_average
+from bench.harness.results import load_average, machine, write_results
 
 CLIENTS = 16
 DEPTH = 100
@@ -199,8 +200,11 @@ def main() -> None:
     parser.add_argument("--scratch", type=Path, required=True)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--window", type=float, default=3.0, help="seconds without a copy per run")
+    parser.add_argument("--out", type=Path, required=True, help="the results file (JSON)")
     args = parser.parse_args()
-    print(json.dumps(measure(args.tier_dir, args.scratch, args.runs, args.window)["medians"]))
+    measured = measure(args.tier_dir, args.scratch, args.runs, args.window)
+    write_results(args.out, {"machine": machine(), **measured})
+    print(json.dumps(measured["medians"]))
 
 
 if __name__ == "__main__":
