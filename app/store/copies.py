@@ -3,7 +3,13 @@ alike), sparse, at one moment of its writes, and only when it fits beside the di
 
 Qdrant Edge preallocates its write-ahead log segments and memory-mapped pages as sparse files (a
 small index takes ~1 MiB on disk and ~250 MiB in apparent size): a plain copy would write every
-hole out as zeros."""
+hole out as zeros.
+
+Inside the data directory a copy shares the files the engine never writes again (`sealed`) by
+hard links and copies the rest: writes wait for the copy, and a link takes no time and reads
+nothing (at 100k chunks 401 of 686 MB are linked; writes were held 4.0 instead of 11.4 s on a
+loaded machine, `bench.index.copy_stall`). A copy elsewhere (a backup's destination) is a copy
+of every file."""
 
 import errno
 import os
@@ -15,6 +21,7 @@ from typing import Protocol
 
 from app.store.errors import StorageFull
 from app.store.layout import IndexLayout
+from app.store.sealed import shareable_files
 
 BLOCK = 1 << 20
 
@@ -66,6 +73,27 @@ def copy_sparse(src: str | Path, dst: str | Path) -> None:
         target.truncate(size)
 
 
+def copy_shard(source: Path, target: Path, share: bool) -> None:
+    """`source` to `target` (new); with `share`, the files the engine never writes again are
+    hard links (copied where the file system refuses one)."""
+    shared = shareable_files(source) if share else set()
+
+    def copy_file(src: str, dst: str) -> None:
+        if Path(src) in shared and _linked(src, dst):
+            return
+        copy_sparse(src, dst)
+
+    shutil.copytree(source, target, copy_function=copy_file)
+
+
+def _linked(src: str, dst: str) -> bool:
+    try:
+        os.link(src, dst)
+    except OSError:  # another file system, or one without links
+        return False
+    return True
+
+
 def check_room_for_copy(store: OpenShard, where: Path, what: str, otherwise: str) -> None:
     """StorageFull (saying `what` needs how much and `otherwise`) unless a copy of the shard
     fits at `where` with the store's disk reserve left free."""
@@ -81,10 +109,12 @@ def check_room_for_copy(store: OpenShard, where: Path, what: str, otherwise: str
 @contextmanager
 def shard_copied(store: OpenShard, target: Path) -> Iterator[None]:
     """Copy the shard to `target` with its facet snapshot, at one moment of its writes: writes
-    wait (they are not refused) until the body of the `with` has run; searches go on."""
+    wait (they are not refused) until the body of the `with` has run; searches go on. A target
+    inside the data directory shares the files the engine never writes again."""
+    share = target.is_relative_to(store.path.parent)
     with store.writes_paused():
         store.flush()
         shutil.rmtree(target, ignore_errors=True)  # what a process killed mid-copy left
-        shutil.copytree(store.path, target, copy_function=copy_sparse)
+        copy_shard(store.path, target, share)
         store.save_facets(IndexLayout.facet_snapshot(target))
         yield
