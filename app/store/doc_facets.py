@@ -35,6 +35,10 @@ INTEGER_FIELDS = tuple(
     key for key, kind in fields.PAYLOAD_INDEXES.items() if kind is fields.IndexType.INTEGER
 )
 PAYLOAD_KEYS = [*KEYWORD_FIELDS, *INTEGER_FIELDS, fields.TOTAL_CHUNKS]
+# The payload keys a first chunk's row answers exactly (`DocumentFacets.payloads`): fields of one
+# value per document, and the doc_id, which its key spells (`fields.doc_key`).
+RECALLED_KEYS = frozenset({fields.DOC_TYPE, fields.DOC_KEY, fields.DOC_ID, fields.MODIFIED_AT})
+_RECALLED_FROM = (fields.DOC_TYPE, fields.DOC_KEY, fields.MODIFIED_AT)  # the fields read for them
 
 
 POINT_ID = "S36"  # a point id as the engine spells it (a UUID, or a number)
@@ -150,6 +154,7 @@ class Exported:
 class DocumentFacets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._numbering = threading.Lock()  # `number`: the upkeep's thread and the first write
         # Point id -> row; None after a restore until `number` builds it (at the open it took
         # 0.6 s of a 1M-document start, and the large vocabularies' codes as much again).
         self._row_of: dict[str, int] | None = {}
@@ -222,19 +227,20 @@ class DocumentFacets:
         one C call over 1M ids held the GIL, and every search, for 0.57 s; back-to-back 10 ms
         slices still made the searches meanwhile take 135-450 ms (a search hands the GIL back
         at each of its engine calls' I/O)."""
-        if self._row_of is None:
-            rows = np.flatnonzero(self._chunks.view())
-            ids = self._ids.view()
-            self._row_of = _built_in_slices(
-                rows.size,
-                lambda a, b: zip(
-                    map(bytes.decode, ids[rows[a:b]].tolist()), rows[a:b].tolist(), strict=True
-                ),
-            )
-        for field in self._fields.values():
-            if field.codes is None:
-                field.codes = _codes_of(field.vocabulary)
-        return self._row_of
+        with self._numbering:
+            if self._row_of is None:
+                rows = np.flatnonzero(self._chunks.view())
+                ids = self._ids.view()
+                self._row_of = _built_in_slices(
+                    rows.size,
+                    lambda a, b: zip(
+                        map(bytes.decode, ids[rows[a:b]].tolist()), rows[a:b].tolist(), strict=True
+                    ),
+                )
+            for field in self._fields.values():
+                if field.codes is None:
+                    field.codes = _codes_of(field.vocabulary)
+            return self._row_of
 
     def _compact_if_sparse(self, row_of: dict[str, int]) -> None:
         """Replaced and deleted rows are only marked dead; renumber once they are the most."""
@@ -332,6 +338,39 @@ class DocumentFacets:
             if documents or rows >= limit:
                 return rows < limit
             return self._chunk_total(mask) < limit
+
+    def payloads(self, ids: Sequence[str], keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The `keys` (of RECALLED_KEYS) of the points among `ids` that are documents' first
+        chunks, as the engine holds them; the others are left out, for the engine to read (all
+        of them before the id -> row map is built: `number`)."""
+        if not set(keys) <= RECALLED_KEYS:
+            return {}
+        with self._lock:
+            row_of = self._row_of
+            if not self.ready or row_of is None:
+                return {}
+            found = {id_: row for id_ in ids if (row := row_of.get(id_)) is not None}
+            rows = np.fromiter(found.values(), dtype=np.int32, count=len(found))
+            columns = [self._values_at(key, rows) for key in _RECALLED_FROM]
+        payloads = {}
+        for id_, doc_type, key, date in zip(found, *columns, strict=True):
+            recalled = _recalled(doc_type, key, date)
+            if recalled is not None:
+                payloads[id_] = {k: recalled[k] for k in keys}
+        return payloads
+
+    def _values_at(self, key: str, rows: npt.NDArray[np.int32]) -> list[Any]:
+        """The one value of `key` on each of `rows` (None: none, or more than one)."""
+        field = self._fields[key]
+        pairs = field.rows.view()  # in row order, of the same dtype (no copy to compare)
+        if not len(pairs):
+            return [None] * len(rows)
+        first = np.searchsorted(pairs, rows, side="left")
+        single = np.searchsorted(pairs, rows, side="right") - first == 1
+        values = field.values.view()[np.minimum(first, len(pairs) - 1)].tolist()
+        if field.keyword:
+            values = [field.vocabulary[code] for code in values]
+        return [value if one else None for value, one in zip(values, single.tolist(), strict=True)]
 
     def _kept(self, selector: models.Filter) -> tuple[Mask, bool] | None:
         """The rows `selector` keeps, and whether it keeps them as documents (else as their
@@ -481,6 +520,21 @@ def _any_equal(values: npt.NDArray[np.int64], wanted: list[int]) -> Mask:
 def _chunk_total(payload: dict[str, Any]) -> int:
     total = payload.get(fields.TOTAL_CHUNKS)
     return total if type(total) is int and total > 0 else 1
+
+
+def _recalled(doc_type: object, key: object, date: object) -> dict[str, Any] | None:
+    """A first chunk's RECALLED_KEYS from its row's values (None: not all of them there)."""
+    if type(doc_type) is not str or type(key) is not str or type(date) is not int:
+        return None
+    doc_id = key.removeprefix(fields.doc_key(doc_type, ""))
+    if len(doc_id) == len(key):
+        return None
+    return {
+        fields.DOC_TYPE: doc_type,
+        fields.DOC_KEY: key,
+        fields.DOC_ID: doc_id,
+        fields.MODIFIED_AT: date,
+    }
 
 
 def _keys(flt: models.Filter) -> set[str]:

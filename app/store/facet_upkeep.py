@@ -46,15 +46,22 @@ class FacetUpkeep:
         if not in_memory:
             self.facets.abandon()
         self._loader = threading.Thread(target=self._load, name="facet-index", daemon=True)
+        # A restored index is numbered at once (else its first write does), so that candidates'
+        # keys come from it (`DocumentFacets.payloads`); no shard read: not joined at close.
+        self._numberer = threading.Thread(target=self._number, name="facet-numbers", daemon=True)
 
     def start(self) -> None:
         if not self.facets.loaded:
             self._loader.start()
+        elif not self.facets.abandoned:
+            self._numberer.start()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Whether facets and document counts come from memory (after the initial load)."""
-        if self._loader.ident is not None:
-            self._loader.join(timeout)
+        """Whether facets and document counts come from memory (after the initial load, or a
+        restored index's numbering)."""
+        for thread in (self._loader, self._numberer):
+            if thread.ident is not None:
+                thread.join(timeout)
         return self.facets.ready
 
     def save(self, path: Path) -> bool:
@@ -90,6 +97,12 @@ class FacetUpkeep:
         except Exception:
             log.exception("facet index not loaded: facets are counted by the engine")
             self.facets.abandon()
+
+    def _number(self) -> None:
+        try:
+            self.facets.number()
+        except Exception:
+            log.exception("facet index not numbered: the first write numbers it")
 
     def before_write(self, selector: models.Filter | None) -> list[str]:
         """(Under the write lock.) The ids of the documents a write selecting `selector` may

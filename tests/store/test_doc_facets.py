@@ -26,6 +26,7 @@ from app.filters.selectors import (
 )
 from app.filters.spec import FilterSpec
 from app.store import fields
+from app.store.base import Hit
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 
@@ -59,7 +60,7 @@ def point(key: str, index: int, doc: dict[str, Any]) -> models.PointStruct:
         del payload[fields.READERS]  # as the service writes them: only a chunk has readers
     n = int(key.split(":")[1]) * 8 + index
     return models.PointStruct(
-        id=f"00000000-0000-0000-0000-{n:012d}",
+        id=point_id(key, index),
         vector={
             DENSE_VECTOR: [1.0] + [0.0] * 383,
             SPARSE_VECTOR: models.SparseVector(indices=[n], values=[1.0]),
@@ -103,6 +104,18 @@ principals = st.builds(
     user=st.sampled_from((*USERS, "dave")),
     groups=st.lists(st.sampled_from(GROUPS), unique=True).map(tuple),
 )
+
+
+def point_id(key: str, index: int) -> str:
+    return f"00000000-0000-0000-0000-{int(key.split(':')[1]) * 8 + index:012d}"
+
+
+POINT_IDS = [point_id(key, index) for key in KEYS for index in range(4)]  # some never written
+RECALLED = ((fields.DOC_TYPE, fields.DOC_ID, fields.MODIFIED_AT), (fields.DOC_KEY,))
+
+
+def by_id(hits: list[Hit]) -> dict[str, dict[str, Any]]:
+    return {hit.id: hit.payload for hit in hits}
 
 
 class Pair:
@@ -166,6 +179,10 @@ class Pair:
         assert self.indexed.facet(fields.DIRECTORIES, tree, 100) == self.engine.facet(
             fields.DIRECTORIES, tree, 100
         )
+        for keys in RECALLED:  # candidates' keys: first chunks' from memory
+            assert by_id(self.indexed.retrieve(POINT_IDS, keys)) == by_id(
+                self.engine.retrieve(POINT_IDS, keys)
+            )
 
 
 @pytest.fixture
@@ -262,3 +279,25 @@ def test_the_search_filter_is_answered_from_memory(pair: Pair) -> None:
     assert memory.count(everyone) == 2
     unguarded = models.Filter(must=[FIRST_CHUNK])  # a placeholder could match: the engine
     assert memory.count(unguarded) is None
+
+
+def test_first_chunks_keys_come_from_memory_after_writes_and_a_restart(pair: Pair) -> None:
+    """The keys a search groups and ranks candidates by (doc_type, doc_id, date) are read from
+    the facet index for a document's first chunk, and from the engine for its other chunks and
+    for a point whose key is not spelled from its doc_type (as the service never writes)."""
+    doc = {"doc_type": "note", "owner": "alice", "acl": [], "modified_at": 100, "chunks": 3}
+    doc |= {"folder": "/A", "tags": ["red"], "category": "Work"}
+    odd = doc | {"doc_type": "file", "chunks": 1}
+    points = [point("note:1", index, doc) for index in range(3)] + [point("note:2", 0, odd)]
+    pair.indexed.upsert(points)
+    keys = (fields.DOC_TYPE, fields.DOC_ID, fields.MODIFIED_AT)
+    for _ in range(2):
+        assert pair.indexed.wait_for_facet_index()
+        memory = pair.indexed._facets.payloads(POINT_IDS, keys)
+        assert memory == {
+            point_id("note:1", 0): {"doc_type": "note", "doc_id": "1", "modified_at": 100}
+        }
+        assert by_id(pair.indexed.retrieve(POINT_IDS, keys)) == {
+            p.id: {key: p.payload[key] for key in keys} for p in points if p.payload
+        }
+        pair.restart()  # the index restored from its snapshot, then numbered
