@@ -6,8 +6,8 @@ The weight shipped is the one with the best mean nDCG@10 over the collections (e
 collection's mean over its queries, the collections weighing alike) on every query. Its held-out
 figure is 5-fold cross-validation of that same rule: on each fold the weight best on the other
 four folds of both collections, scored on the fold in each collection; the mean of the five
-fold scores per collection (never a tuned-on score). The collections ask the same queries, so a
-fold holds a query out of both."""
+fold scores per collection (never a tuned-on score). Folds are drawn over query ids: the
+collections ask the same queries, so a fold holds a query out of both."""
 
 import json
 import random
@@ -38,32 +38,40 @@ def _folds(queries: list[str]) -> list[set[str]]:
 
 
 def _mean(scores: Mapping[str, float], queries: set[str]) -> float:
-    return statistics.fmean(scores[q] for q in queries)
+    """Over the queries of `queries` the collection asked (a smoke run's differ)."""
+    return statistics.fmean(score for q, score in scores.items() if q in queries)
+
+
+def _asked(by_weight: Mapping[float, Mapping[str, float]]) -> set[str]:
+    return set(next(iter(by_weight.values())))
 
 
 def best_weight(grid: Grid, queries: set[str]) -> float:
     """The weight with the best mean over the collections on `queries` (ties: the lower)."""
     weights = sorted(next(iter(grid.values())))
+    judged = [c for c in grid if _asked(grid[c]) & queries]
     return max(
         weights,
-        key=lambda w: (statistics.fmean(_mean(grid[c][w], queries) for c in grid), -w),
+        key=lambda w: (statistics.fmean(_mean(grid[c][w], queries) for c in judged), -w),
     )
 
 
 def chosen(grid: Grid) -> dict[str, Any]:
     """The weight for every query, its nDCG@10 there, and the rule's held-out nDCG@10."""
-    common = set.intersection(*(set(next(iter(by_weight.values()))) for by_weight in grid.values()))
+    asked = {name: _asked(by_weight) for name, by_weight in grid.items()}
+    every = set().union(*asked.values())
     held: dict[str, list[float]] = {c: [] for c in grid}
     folds_chose = []
-    for test in _folds(list(common)):
-        weight = best_weight(grid, common - test)
+    for test in _folds(list(every)):
+        weight = best_weight(grid, every - test)
         folds_chose.append(weight)
         for name in grid:
-            held[name].append(_mean(grid[name][weight], test))
-    weight = best_weight(grid, common)
+            if asked[name] & test:
+                held[name].append(_mean(grid[name][weight], test))
+    weight = best_weight(grid, every)
     return {
         "dense_weight": weight,
-        "ndcg@10": {c: round(_mean(grid[c][weight], common), 4) for c in grid},
+        "ndcg@10": {c: round(_mean(grid[c][weight], every), 4) for c in grid},
         "held_out_ndcg@10": {c: round(statistics.fmean(v), 4) for c, v in held.items()},
         "folds_chose": folds_chose,
     }

@@ -4,7 +4,7 @@ document counted once, the tuned settings cross-validated, and latency beside ea
 default dense weight of each fusion, chosen on both collections (bench.quality.choice).
 
     .venv/bin/python -m bench.quality.retrieval [--collections vaswani,long] [--k-grid 60]
-        [--smoke]
+        [--no-feedback] [--smoke]
 
 Per collection the real service runs once per RRF k (SEARCH_RRF_K; by default only 60, its
 default); every variant is asked every query at every dense_weight of its grid. Tuning is 5-fold
@@ -62,7 +62,7 @@ class Variant:
         return f"{label}w={self.default_weight}"
 
 
-def variants(weights: tuple[float, ...]) -> list[Variant]:
+def variants(weights: tuple[float, ...], feedback: bool = True) -> list[Variant]:
     plain = [
         Variant("bm25", {"algorithm": "bm25"}),
         Variant("semantic", {"algorithm": "semantic"}),
@@ -75,7 +75,7 @@ def variants(weights: tuple[float, ...]) -> list[Variant]:
         Variant(f"{v.name} + feedback", v.body | {"feedback": True}, v.weights, v.default_weight)
         for v in plain
     ]
-    return plain + with_feedback
+    return plain + with_feedback if feedback else plain
 
 
 def measure(
@@ -89,7 +89,7 @@ def measure(
             with httpx.Client(headers=headers, timeout=120) as client:
                 for text in list(queries.values())[:5]:  # warm-up
                     client.post(f"{svc.base}/api/v1/search", json={"query": text})
-                for variant in variants(args.weights):
+                for variant in variants(args.weights, args.feedback):
                     rrf = variant.body.get("fusion") == "rrf"
                     if not rrf and k != args.k_grid[0]:
                         continue  # k is RRF's only
@@ -188,6 +188,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=results.DATA)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument(
+        "--no-feedback",
+        dest="feedback",
+        action="store_false",
+        help="leave out the variants with query feedback (the defaults do not need them)",
+    )
     parser.add_argument("--k-grid", default=str(DEFAULT_K), help="RRF k values, e.g. 20,40,60,100")
     parser.add_argument(
         "--defaults",
