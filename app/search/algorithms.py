@@ -14,7 +14,8 @@ from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import Bm25Encoder
 from app.filters.selectors import Selector, modified_at
 from app.search import feedback
-from app.search.fusion import DEFAULT_DENSE_WEIGHT, Branch, Fusion, FusionMethod, branch_weights
+from app.search.fusion import Branch, Fusion, FusionMethod, branch_weights
+from app.search.fusion_defaults import DEFAULT_DENSE_WEIGHT
 from app.store import fields
 from app.store.base import Hit, Query, Store
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR

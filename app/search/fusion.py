@@ -11,8 +11,13 @@ first scores 1.
   score from its theoretical floor (-1 for a cosine, 0 for BM25); the score is the relevance.
 
 Why the service fuses and not the engine: the relevance needs each branch's ranks or scores,
-which an engine-side fusion hides, and the same code then runs on both engines. The choice of
-fusion, weight and k: docs/benchmarks.md, "Retrieval quality"."""
+which an engine-side fusion hides, and the same code then runs on both engines.
+
+The dense weight each fusion takes by default is not written here: the quality bench chooses it
+by 5-fold cross-validation on both of its collections and writes it with its held-out nDCG@10
+to `fusion_defaults.json` (`app.search.fusion_defaults` reads it once, at import). Re-run it
+after any change to BM25 or to this module (`python -m bench.quality.retrieval`, docs/
+benchmarks.md, "Retrieval quality"); a test fails until then. RRF's k is `SEARCH_RRF_K`."""
 
 import statistics
 from collections.abc import Sequence
@@ -26,10 +31,6 @@ class FusionMethod(StrEnum):
     RRF = "rrf"
     DBSF = "dbsf"
     CONVEX = "convex"
-
-
-# The dense weight each fusion takes by default, chosen by cross-validation on Vaswani.
-DEFAULT_DENSE_WEIGHT = {FusionMethod.RRF: 0.4, FusionMethod.DBSF: 0.4, FusionMethod.CONVEX: 0.7}
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,26 @@ def table(name: str, measured: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def defaults_table(defaults: dict[str, Any]) -> list[str]:
+    """The defaults the service ships (app/search/fusion_defaults.json), as this run chose them."""
+    lines = [
+        f"**Defaults chosen** ({defaults['chosen_by']}), written to"
+        " `app/search/fusion_defaults.json`:",
+        "",
+        "| fusion | dense_weight | held-out nDCG@10 Vaswani / longer | nDCG@10 at it, Vaswani /"
+        " longer | weights the folds chose |",
+        "|---|---|---|---|---|",
+    ]
+    for fusion, row in defaults["fusions"].items():
+        held, full = row["held_out_ndcg@10"], row["ndcg@10"]
+        lines.append(
+            f"| {fusion} | {row['dense_weight']:g} | {held['vaswani']:.3f} / {held['long']:.3f}"
+            f" | {full['vaswani']:.3f} / {full['long']:.3f} |"
+            f" {', '.join(f'{w:g}' for w in row['folds_chose'])} |"
+        )
+    return [*lines, ""]
+
+
 def plot(result: dict[str, Any]) -> None:
     import matplotlib
 
@@ -90,6 +110,8 @@ def render(result: dict[str, Any]) -> None:
     for name in ("vaswani", "long"):
         if name in result:
             lines += table(name, result[name])
+    if "defaults" in result:
+        lines += defaults_table(result["defaults"])
     lines += ["![nDCG@10 against p50](img/quality-latency.png)", ""]
     _between(START, END, lines)
     plot(result)

@@ -1,14 +1,18 @@
 """Retrieval quality through HTTP: every algorithm x fusion x feedback on Vaswani (and on a
 collection of longer documents made of its abstracts), nDCG@10 and recall@100 with each
-document counted once, the tuned settings cross-validated, and latency beside each.
+document counted once, the tuned settings cross-validated, and latency beside each; then the
+default dense weight of each fusion, chosen on both collections (bench.quality.choice).
 
-    .venv/bin/python -m bench.quality.retrieval [--collections vaswani,long] [--smoke]
+    .venv/bin/python -m bench.quality.retrieval [--collections vaswani,long] [--k-grid 60]
+        [--no-feedback] [--smoke]
 
-Per collection the real service runs once per RRF k (SEARCH_RRF_K); every variant is asked
-every query at every dense_weight of its grid. Tuning is 5-fold cross-validation: the setting
-that scores best on four folds is scored on the fifth, and the number reported is the mean of
-the five held-out scores (never a tuned-on score). Results: bench/results/quality.json, a table
-and a plot in docs/benchmarks.md (between the quality markers)."""
+Per collection the real service runs once per RRF k (SEARCH_RRF_K; by default only 60, its
+default); every variant is asked every query at every dense_weight of its grid. Tuning is 5-fold
+cross-validation: the setting that scores best on four folds is scored on the fifth, and the
+number reported is the mean of the five held-out scores (never a tuned-on score). Results:
+bench/results/quality.json, a table and a plot in docs/benchmarks.md (between the quality
+markers), and, when both collections ran, the defaults the service ships
+(app/search/fusion_defaults.json)."""
 
 import argparse
 import json
@@ -21,14 +25,17 @@ from typing import Any
 
 import httpx
 
+from app.search.fusion import FusionMethod
+from app.search.fusion_defaults import DEFAULT_DENSE_WEIGHT, DEFAULTS_FILE
 from bench.harness import results
 from bench.harness.corpus import DATASET, load_vaswani, long_documents
 from bench.harness.prepare import TIERS, Tier, model_encoder, prepare, tier_dir
 from bench.harness.service import QUALITY_KEY, Scores, ask, running_service
+from bench.quality.choice import Grid, defaults_record, write_defaults
 
 RESULTS = results.RESULTS / "quality.json"
-K_GRID = (20, 40, 60, 100)
 DEFAULT_K = 60  # SEARCH_RRF_K's default
+COLLECTIONS = ("vaswani", "long")
 WEIGHTS = tuple(round(w / 10, 1) for w in range(11))
 FOLDS, FOLD_SEED = 5, 17
 
@@ -55,19 +62,20 @@ class Variant:
         return f"{label}w={self.default_weight}"
 
 
-def variants(weights: tuple[float, ...]) -> list[Variant]:
+def variants(weights: tuple[float, ...], feedback: bool = True) -> list[Variant]:
     plain = [
         Variant("bm25", {"algorithm": "bm25"}),
         Variant("semantic", {"algorithm": "semantic"}),
-        Variant("hybrid rrf", {"fusion": "rrf"}, weights, 0.4),
-        Variant("hybrid dbsf", {"fusion": "dbsf"}, weights, 0.4),
-        Variant("hybrid convex", {"fusion": "convex"}, weights, 0.7),
+        *(
+            Variant(f"hybrid {method}", {"fusion": str(method)}, weights, weight)
+            for method, weight in DEFAULT_DENSE_WEIGHT.items()
+        ),
     ]
     with_feedback = [
         Variant(f"{v.name} + feedback", v.body | {"feedback": True}, v.weights, v.default_weight)
         for v in plain
     ]
-    return plain + with_feedback
+    return plain + with_feedback if feedback else plain
 
 
 def measure(
@@ -81,7 +89,7 @@ def measure(
             with httpx.Client(headers=headers, timeout=120) as client:
                 for text in list(queries.values())[:5]:  # warm-up
                     client.post(f"{svc.base}/api/v1/search", json={"query": text})
-                for variant in variants(args.weights):
+                for variant in variants(args.weights, args.feedback):
                     rrf = variant.body.get("fusion") == "rrf"
                     if not rrf and k != args.k_grid[0]:
                         continue  # k is RRF's only
@@ -133,6 +141,30 @@ def summarise(measured: dict[str, dict[str, Scores]], weights: tuple[float, ...]
     return rows
 
 
+def default_weight_grids(
+    measured: dict[str, dict[str, dict[str, Scores]]],
+    asked: dict[str, list[str]],
+    weights: tuple[float, ...],
+) -> dict[FusionMethod, Grid]:
+    """Per fusion (without feedback, RRF at its default k): collection -> dense_weight -> query
+    id -> nDCG@10."""
+    grids: dict[FusionMethod, Grid] = {}
+    for variant in variants(weights):
+        fusion = variant.body.get("fusion")
+        if fusion is None or "feedback" in variant.body:
+            continue
+        grids[FusionMethod(fusion)] = {
+            name: {
+                body["dense_weight"]: dict(
+                    zip(asked[name], measured[name][variant.name][label].ndcg, strict=True)
+                )
+                for label, body in variant.settings(DEFAULT_K)
+            }
+            for name in measured
+        }
+    return grids
+
+
 def collection(
     name: str, args: argparse.Namespace
 ) -> tuple[Path, dict[str, str], dict[str, set[str]]]:
@@ -156,27 +188,50 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=results.DATA)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument(
+        "--no-feedback",
+        dest="feedback",
+        action="store_false",
+        help="leave out the variants with query feedback (the defaults do not need them)",
+    )
+    parser.add_argument("--k-grid", default=str(DEFAULT_K), help="RRF k values, e.g. 20,40,60,100")
+    parser.add_argument(
+        "--defaults",
+        type=Path,
+        default=None,
+        help=f"where the chosen defaults go (default: {DEFAULTS_FILE}, not with --smoke)",
+    )
     parser.add_argument("--no-report", action="store_true", help="leave docs/ as they are")
     parser.add_argument("--smoke", action="store_true", help="CI: tiny corpus, hashing vectors")
     args = parser.parse_args(argv)
-    args.k_grid, args.weights = K_GRID, WEIGHTS
+    args.k_grid = tuple(int(k) for k in args.k_grid.split(","))
+    args.weights = WEIGHTS
     if args.smoke:
         args.queries, args.k_grid, args.weights = 5, (DEFAULT_K,), (0.4, 0.7)
+    elif args.defaults is None:
+        args.defaults = DEFAULTS_FILE
     return args
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
     result: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    measured, asked = {}, {}
     for name in args.collections.split(","):
         data_dir, queries, qrels = collection(name, args)
         before = results.load_average_text()
-        measured = measure(data_dir, queries, qrels, args)
+        measured[name] = measure(data_dir, queries, qrels, args)
+        asked[name] = list(queries)
         result[name] = {
             "queries": len(queries),
             "load_average": f"{before} -> {results.load_average_text()}",
-            "variants": summarise(measured, args.weights),
+            "variants": summarise(measured[name], args.weights),
         }
+    if args.defaults is not None and DEFAULT_K in args.k_grid and set(measured) >= {*COLLECTIONS}:
+        grids = default_weight_grids(measured, asked, args.weights)
+        result["defaults"] = defaults_record(grids, DEFAULT_K)
+        write_defaults(args.defaults, result["defaults"])
+        print(f"wrote {args.defaults}")
     results.write_results(args.out, result)
     print(f"wrote {args.out}")
     if not args.no_report:

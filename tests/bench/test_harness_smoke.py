@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from app.search.fusion import FusionMethod
+from app.search.fusion_defaults import current_fingerprint, read_defaults
 from bench.harness.corpus import DATASET
 from bench.harness.service import scenarios
 from bench.run import main
@@ -101,9 +103,20 @@ def test_live_benchmark_runs_end_to_end(tmp_path: Path) -> None:
 def test_quality_benchmark_runs_end_to_end(tmp_path: Path) -> None:
     from bench.quality.retrieval import main as quality
 
-    out = tmp_path / "quality.json"
-    quality(["--smoke", "--data", str(tmp_path / "data"), "--out", str(out), "--no-report"])
+    out, defaults = tmp_path / "quality.json", tmp_path / "fusion_defaults.json"
+    data = str(tmp_path / "data")
+    quality(
+        ["--smoke", "--data", data, "--out", str(out), "--defaults", str(defaults), "--no-report"]
+    )
     result = json.loads(out.read_text())
+    chosen = read_defaults(defaults)
+    assert chosen.fingerprint == current_fingerprint()
+    assert set(chosen.fusions) == set(FusionMethod)
+    for default in chosen.fusions.values():
+        assert default.dense_weight in (0.4, 0.7) and set(default.held_out_ndcg) == {
+            "vaswani",
+            "long",
+        }
     for collection in ("vaswani", "long"):
         rows = result[collection]["variants"]
         assert len(rows) == 10  # 5 algorithms and fusions, each with and without feedback

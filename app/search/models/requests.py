@@ -9,6 +9,7 @@ from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from app.filters.models import FilterFields, FilterParams
 from app.filters.spec import FilterSpec
 from app.search.algorithms import Algorithm, FusionMethod
+from app.search.fusion_defaults import default_weights_text
 from app.search.service import (
     Granularity,
     SearchQuery,
@@ -72,7 +73,8 @@ class SearchBody(FilterFields):
         allow_inf_nan=False,
         strict=True,
         description="hybrid only: the dense branch's weight against the sparse one's (1 -"
-        " dense_weight). Default: 0.4 for rrf and dbsf, 0.7 for convex (docs/benchmarks.md).",
+        f" dense_weight). Default: {default_weights_text()}, as the quality bench chose them"
+        " (docs/benchmarks.md).",
     )
     feedback: StrictBool = Field(
         default=False,
