@@ -153,19 +153,21 @@ def restart(data_dir: Path, queries: list[str], args: Any, app_dir: Path | None 
         result: dict[str, Any] = {"cold_start_s": round(svc.cold_start_s, 2)}
         result["first_seconds"] = first_seconds(svc.base, queries, args.first_seconds)
         result |= measured(svc, queries, args)
-        if args.profile and app_dir is None:
+        if args.profile:
             result["profile"] = profile(svc, queries, args, data_dir.parent / "profile")
     return result
 
 
 def compare(data_dir: Path, queries: list[str], args: Any) -> dict[str, Any]:
-    """This checkout against `args.baseline`, restarted in turn on copies of `data_dir`."""
+    """This checkout against `args.baseline`, restarted in turn on copies of `data_dir` (the
+    baseline on `args.baseline_data`'s, where given: an index its own code loaded)."""
     runs: dict[str, list[Any]] = {"baseline": [], "current": []}
     for _ in range(args.runs):
         for name, app_dir in (("baseline", args.baseline), ("current", None)):
             copy = data_dir.parent / f"compare-{name}" / "data"
             shutil.rmtree(copy.parent, ignore_errors=True)
-            subprocess.run(["cp", "-a", "--sparse=always", str(data_dir), str(copy)], check=True)
+            source = args.baseline_data if name == "baseline" and args.baseline_data else data_dir
+            subprocess.run(["cp", "-a", "--sparse=always", str(source), str(copy)], check=True)
             runs[name].append(restart(copy, queries, args, app_dir))
     return {"baseline_dir": str(args.baseline), "runs": runs, "medians": medians(runs)}
 
@@ -200,14 +202,17 @@ def measure_users(root: Path, args: Any) -> dict[str, Any]:
         with (
             embed_stub([table], hashing=args.smoke) as stub,
             service.running_service(
-                data_dir, settings={"SEARCH_EMBEDDING_URL": stub.url}, wait_idle=False
+                data_dir,
+                settings={"SEARCH_EMBEDDING_URL": stub.url},
+                wait_idle=False,
+                app_dir=args.app_dir,
             ) as svc,
         ):
             with Prober(svc.base, svc.process.pid, corpus.queries, interval=0.1) as prober:
                 result["load"] = send(svc.base, corpus.documents, LOAD_BATCH) | prober.result()
             result["load"] |= {"stub": stub.stats(), "load_average": load_average()}
             result["after_load"] = measured(svc, corpus.queries, args)
-    result["restart"] = restart(data_dir, corpus.queries, args)
+    result["restart"] = restart(data_dir, corpus.queries, args, args.app_dir)
     if args.baseline:
         result["compare"] = compare(data_dir, corpus.queries, args)
     return result
