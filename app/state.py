@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from app.auth import Authenticator
 from app.config import Settings
-from app.embeddings.choose import open_dense_encoder
+from app.embeddings.choose import for_queries, open_dense_encoder
 from app.embeddings.dense import DenseEncoder
 from app.embeddings.query_cache import QueryVectorCache
 from app.embeddings.sparse import Bm25Encoder
@@ -112,7 +112,7 @@ def build_services(
     telemetry = SearchTelemetry(metrics, settings.slow_search_seconds)
     search = SearchService(
         store,
-        QueryEncoder(QueryVectorCache(model), sparse),
+        QueryEncoder(QueryVectorCache(for_queries(model)), sparse),
         settings.rrf_k,
         verifier,
         forget_missing,

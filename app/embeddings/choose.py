@@ -1,5 +1,6 @@
 """Which dense encoder the service uses: the local model, or an embedding server when
-`SEARCH_EMBEDDING_URL` is set (after its probe proved it computes the same vectors)."""
+`SEARCH_EMBEDDING_URL` is set (after its probe proved it computes the same vectors); and which
+one embeds the search texts."""
 
 import logging
 
@@ -26,3 +27,9 @@ def open_dense_encoder(settings: Settings) -> DenseEncoder:
     if settings.embedding_url:
         return open_remote_encoder(settings.embedding_url, settings)
     return MiniLMEncoder(settings.model_dir)
+
+
+def for_queries(model: DenseEncoder) -> DenseEncoder:
+    """What searches embed their texts with: the local model's int8 query graph; an embedding
+    server (or a test's encoder) embeds queries as it embeds documents."""
+    return model.queries if isinstance(model, MiniLMEncoder) else model

