@@ -1,7 +1,8 @@
 """How the strong-match floor was chosen (app.search.algorithms.STRONG_COSINE): the best cosine
-of nonsense queries against that of real ones, on Vaswani (the real model on the abstracts, in
-this process) and on the demo corpus (through the service's semantic search), with the recall
-and the size of the strong set at each candidate floor.
+of nonsense queries against that of real ones, on Vaswani (the real model in this process, the
+abstracts on the float graph and the queries on the int8 one, as the service embeds them) and on
+the demo corpus (through the service's semantic search), with the recall and the size of the
+strong set at each candidate floor.
 
     .venv/bin/python -m bench.quality.strong_matches [--floors 0.3,0.35,0.4]
 
@@ -55,8 +56,9 @@ def vaswani(floors: list[float], junk: list[str]) -> dict[str, Any]:
     at = {doc_id: i for i, doc_id in enumerate(ids)}
     corpus = np.array(encoder.encode([docs[i] for i in ids]), dtype=np.float32)
     judged = [q for q in queries if q in qrels]
-    cosines = np.array(encoder.encode([queries[q] for q in judged]), dtype=np.float32) @ corpus.T
-    junk_best = (np.array(encoder.encode(junk), dtype=np.float32) @ corpus.T).max(axis=1)
+    asked = encoder.queries.encode([queries[q] for q in judged])
+    cosines = np.array(asked, dtype=np.float32) @ corpus.T
+    junk_best = (np.array(encoder.queries.encode(junk), dtype=np.float32) @ corpus.T).max(axis=1)
     relevant = np.zeros_like(cosines, dtype=bool)
     for row, qid in enumerate(judged):
         relevant[row, [at[d] for d in qrels[qid] if d in at]] = True
