@@ -19,9 +19,10 @@ RUN python -m venv /opt/export \
     && /opt/export/bin/pip install '.[export]' \
     && /opt/export/bin/astrolabe-search export-model \
         --model-dir /opt/venv/share/astrolabe-search/models
-# The serving environment alone loads and runs the model offline, and holds no torch.
+# The serving environment alone loads and runs the model (both graphs) offline, and holds no torch.
 RUN HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 /opt/venv/bin/python -c \
-        "from app.embeddings.dense import MiniLMEncoder; MiniLMEncoder().encode(['probe'])" \
+        "from app.embeddings.dense import MiniLMEncoder; m = MiniLMEncoder(); m.encode(['probe']);\
+ assert m.queries.graph is not m.graph, 'no int8 query graph'; m.queries.encode(['probe'])" \
     && ! /opt/venv/bin/python -c "import torch" 2>/dev/null
 
 FROM python:3.11-slim AS runtime
