@@ -46,6 +46,8 @@ class RelevanceSource(StrEnum):
 # rarest words). Calibrated by bench.quality.strong_matches (docs/api.md, "Strong matches"): on the
 # demo corpus no nonsense query reaches 0.35 (best 0.28) and every real one does (lowest 0.355);
 # on Vaswani 3 of 50 random-letter queries reach it (best 0.375) and every real query does.
+# With queries on the int8 graph: nonsense at most 0.26 (demo) and 0.353 (Vaswani, 1 of 50); every
+# real query reaches it but the demo's `vacation` (0.334).
 STRONG_COSINE = 0.35
 STRONG_BM25_SHARE = 0.5
 
