@@ -68,13 +68,14 @@ class OnnxGraph:
 
 
 class MiniLMQueryEncoder:
-    """Search texts on the graph's int8 copy (half the time of the float graph; the vectors
-    agree at cosine >= 0.9 and rank Vaswani as well: docs/benchmarks.md). Documents are never
-    embedded here: an index holds the float graph's vectors only.
+    """Search texts on the graph's int8 copy (about half the time of the float graph; the
+    vectors agree at cosine 0.96 in the median, 0.90 at worst, and rank Vaswani as well:
+    docs/benchmarks.md). Documents are never embedded here: an index holds the float graph's
+    vectors only.
 
-    Runs one at a time on its own bounded pool, so a query never queues behind a bulk batch;
-    one core stays with the GIL-bound rest of a search (the engine holds the GIL): on 2 cores
-    one query run at a time gave ~10 % more searches/s than two."""
+    Runs on its own bounded pool, so a query never queues behind a bulk batch, with one thread
+    fewer than cores: one core stays with the GIL-bound rest of a search (the engine holds the
+    GIL); on 2 cores one query run at a time gave ~10 % more searches/s than two."""
 
     name = MODEL_NAME
     dimension = DIMENSION
