@@ -166,6 +166,7 @@ def compare(data_dir: Path, queries: list[str], args: Any) -> dict[str, Any]:
         for name, app_dir in (("baseline", args.baseline), ("current", None)):
             copy = data_dir.parent / f"compare-{name}" / "data"
             shutil.rmtree(copy.parent, ignore_errors=True)
+            copy.parent.mkdir(parents=True)
             source = args.baseline_data if name == "baseline" and args.baseline_data else data_dir
             subprocess.run(["cp", "-a", "--sparse=always", str(source), str(copy)], check=True)
             runs[name].append(restart(copy, queries, args, app_dir))
@@ -212,7 +213,8 @@ def measure_users(root: Path, args: Any) -> dict[str, Any]:
                 result["load"] = send(svc.base, corpus.documents, LOAD_BATCH) | prober.result()
             result["load"] |= {"stub": stub.stats(), "load_average": load_average()}
             result["after_load"] = measured(svc, corpus.queries, args)
-    result["restart"] = restart(data_dir, corpus.queries, args, args.app_dir)
+    if not (args.reuse and args.baseline):  # else the comparison's restarts are the measure
+        result["restart"] = restart(data_dir, corpus.queries, args, args.app_dir)
     if args.baseline:
         result["compare"] = compare(data_dir, corpus.queries, args)
     return result

@@ -201,7 +201,8 @@ def test_a_narrow_dense_search_is_scored_exactly_while_the_facet_index_loads(
         assert recording.requests[-1].params.exact
         monkeypatch.setattr(edge, "EXACT_BELOW_CHUNKS", INDEXED)  # all 7,000 kept: not fewer
         _top(store, query, readable)
-        assert recording.requests[-1].params is None
+        # The graph, rescored (app.store.quantization), not an exact scan.
+        assert not recording.requests[-1].params.exact
     finally:
         release.set()
         store.close()
