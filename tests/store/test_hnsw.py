@@ -32,28 +32,15 @@ from app.store.fields import (
 )
 from app.store.layout import IndexLayout
 from tests.helpers import auth, running_app
+from tests.store.vectors import point_id, unit_vectors
 
 INDEXED = 7_000  # above the engine's indexing threshold (10,000 KB of 384-d float32 vectors)
-DIM = 384
-
-
-def _vectors(rng: np.random.Generator, count: int) -> np.ndarray:
-    """Unit vectors with a low intrinsic dimension (as text embeddings have), so the graph
-    search finds a point from its own vector."""
-    basis = np.random.default_rng(0).standard_normal((12, DIM))
-    vectors = rng.standard_normal((count, 12)) @ basis
-    normalised: np.ndarray = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    return normalised.astype(np.float32)
-
-
-def _point_id(n: int) -> str:
-    return f"00000000-0000-0000-0000-{n:012d}"
 
 
 def _points(ns: range, vectors: np.ndarray, version: int = 0) -> list[models.PointStruct]:
     return [
         models.PointStruct(
-            id=_point_id(n),
+            id=point_id(n),
             vector={
                 DENSE_VECTOR: vector.tolist(),
                 SPARSE_VECTOR: models.SparseVector(indices=[n % 50], values=[1.0]),
@@ -77,7 +64,7 @@ def optimized(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data directory holding INDEXED chunks, optimized once for the module (a few seconds)."""
     root = tmp_path_factory.mktemp("hnsw")
     store = EdgeStore(root, "c")
-    vectors = _vectors(np.random.default_rng(1), INDEXED)
+    vectors = unit_vectors(np.random.default_rng(1), INDEXED)
     for start in range(0, INDEXED, 1_000):
         ns = range(start, start + 1_000)
         store.upsert(_points(ns, vectors[start : start + 1_000]))
@@ -128,49 +115,47 @@ def test_writes_after_optimize_are_found_and_deleted_or_replaced_ones_never_are(
 ) -> None:
     indexed = np.load(optimized / "vectors.npy")
     rng = np.random.default_rng(2)
-    new = _vectors(rng, 50)
+    new = unit_vectors(rng, 50)
     store.upsert(_points(range(INDEXED, INDEXED + 50), new))
     assert store.vector_index().plain == 50  # new points only: the estimate is exact
 
     deleted = range(0, 50)
-    store.delete(
-        models.Filter(must=[models.HasIdCondition(has_id=[_point_id(n) for n in deleted])])
-    )
+    store.delete(models.Filter(must=[models.HasIdCondition(has_id=[point_id(n) for n in deleted])]))
     resent = range(100, 150)
-    replaced = _vectors(rng, 50)
+    replaced = unit_vectors(rng, 50)
     store.upsert(_points(resent, replaced, version=1))
 
     assert store.count() == INDEXED  # +50 new, -50 deleted
     for n, vector in zip(range(INDEXED, INDEXED + 50), new, strict=True):
-        assert _top(store, vector)[0] == _point_id(n)
-        assert _top(store, vector, _group(n % 20))[0] == _point_id(n)
+        assert _top(store, vector)[0] == point_id(n)
+        assert _top(store, vector, _group(n % 20))[0] == point_id(n)
     for n in deleted:
-        assert _point_id(n) not in _top(store, indexed[n])
-        assert _point_id(n) not in _top(store, indexed[n], _group(n % 20))
+        assert point_id(n) not in _top(store, indexed[n])
+        assert point_id(n) not in _top(store, indexed[n], _group(n % 20))
     for n, vector in zip(resent, replaced, strict=True):
         hits = store.query(
             Query(query=models.NearestQuery(nearest=vector.tolist()), using=DENSE_VECTOR, limit=10)
         )
-        assert hits[0].id == _point_id(n) and hits[0].payload["version"] == 1
+        assert hits[0].id == point_id(n) and hits[0].payload["version"] == 1
         assert hits[0].score == pytest.approx(1.0, abs=1e-4)
         old = store.query(
             Query(
                 query=models.NearestQuery(nearest=indexed[n].tolist()), using=DENSE_VECTOR, limit=10
             )
         )
-        stale = [h for h in old if h.id == _point_id(n)]
+        stale = [h for h in old if h.id == point_id(n)]
         assert all(h.score < 0.999 for h in stale)  # the old vector is gone with the old version
     for n in range(200, 260):  # untouched points of the graph are still found
-        assert _top(store, indexed[n])[0] == _point_id(n)
+        assert _top(store, indexed[n])[0] == point_id(n)
         assert all(int(_id[-12:]) % 20 == n % 20 for _id in _top(store, indexed[n], _group(n % 20)))
 
     # Deleted and replaced points stay in the engine's counters: the plain part is a lower bound.
     assert store.vector_index().plain <= 100
     store.optimize()
     for n, vector in zip(resent, replaced, strict=True):
-        assert _top(store, vector)[0] == _point_id(n)
+        assert _top(store, vector)[0] == point_id(n)
     for n in deleted:
-        assert _point_id(n) not in _top(store, indexed[n])
+        assert point_id(n) not in _top(store, indexed[n])
 
 
 def test_a_narrow_dense_search_is_scored_exactly_while_the_facet_index_loads(
@@ -194,10 +179,10 @@ def test_a_narrow_dense_search_is_scored_exactly_while_the_facet_index_loads(
         monkeypatch.setattr(store, "_shard", recording)
         readable = search_filter(Principal("alice"), FilterSpec()).selector()
         indexed = np.load(optimized / "vectors.npy")
-        query = _vectors(np.random.default_rng(5), 1)[0]
+        query = unit_vectors(np.random.default_rng(5), 1)[0]
         exact = np.argsort(-(indexed @ query))[:10]
         assert not store.wait_for_facet_index(timeout=0)
-        assert _top(store, query, readable) == [_point_id(int(n)) for n in exact]
+        assert _top(store, query, readable) == [point_id(int(n)) for n in exact]
         assert recording.requests[-1].params.exact
         monkeypatch.setattr(edge, "EXACT_BELOW_CHUNKS", INDEXED)  # all 7,000 kept: not fewer
         _top(store, query, readable)
@@ -210,7 +195,7 @@ def test_a_narrow_dense_search_is_scored_exactly_while_the_facet_index_loads(
 
 def test_status_reports_indexed_and_unindexed_chunks(optimized: Path, tmp_path: Path) -> None:
     store = EdgeStore(_copy(optimized, tmp_path), "c")
-    store.upsert(_points(range(INDEXED, INDEXED + 30), _vectors(np.random.default_rng(3), 30)))
+    store.upsert(_points(range(INDEXED, INDEXED + 30), unit_vectors(np.random.default_rng(3), 30)))
     store.close()
     with running_app(tmp_path, HashingEncoder(), collection="c") as client:
         status = client.get("/api/v1/status", headers=auth()).json()
@@ -251,9 +236,9 @@ def test_a_dense_search_whose_filter_keeps_few_chunks_is_scored_exactly(
     monkeypatch.setattr(store, "_shard", recording)
     readable = search_filter(Principal("alice"), FilterSpec()).selector()
     indexed = np.load(optimized / "vectors.npy")
-    for query in _vectors(np.random.default_rng(5), 5):
+    for query in unit_vectors(np.random.default_rng(5), 5):
         exact = np.argsort(-(indexed @ query))[:10]
-        assert _top(store, query, readable) == [_point_id(int(n)) for n in exact]
+        assert _top(store, query, readable) == [point_id(int(n)) for n in exact]
         assert recording.requests[-1].params.exact
     monkeypatch.setattr(edge, "EXACT_BELOW_CHUNKS", INDEXED)  # all 7,000 kept: not fewer
     _top(store, indexed[0], readable)

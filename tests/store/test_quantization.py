@@ -35,8 +35,8 @@ from app.store.fields import (
 )
 from app.store.layout import EDGE_CONFIG, IndexLayout
 from app.store.quantization import OVERSAMPLING
+from tests.store.vectors import DIM, point_id, unit_vectors
 
-DIM = 384
 CHUNKS = 5_000
 READABLE = 0.4  # the share of chunks alice may read
 NARROW_TAG = "rare"  # on 1 % of the chunks
@@ -47,18 +47,6 @@ QUERIES = 200
 FULL_SCAN_KB = 100
 ALICE = search_filter(Principal("alice"), FilterSpec()).selector()
 NARROW = search_filter(Principal("alice"), FilterSpec(tags=(NARROW_TAG,))).selector()
-
-
-def unit_vectors(rng: np.random.Generator, count: int) -> np.ndarray:
-    """Unit vectors of a low intrinsic dimension, as text embeddings have."""
-    basis = np.random.default_rng(0).standard_normal((12, DIM))
-    vectors = rng.standard_normal((count, 12)) @ basis
-    normalised: np.ndarray = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    return normalised.astype(np.float32)
-
-
-def point_id(n: int) -> str:
-    return f"00000000-0000-0000-0000-{n:012d}"
 
 
 def chunk(n: int, vector: np.ndarray) -> models.PointStruct:
