@@ -8,7 +8,7 @@ import os
 import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -115,10 +115,16 @@ class MiniLMEncoder:
         tokenizer.enable_truncation(MAX_SEQ_LENGTH)
         tokenizer.enable_padding()
         self.graph = OnnxGraph(path, tokenizer)
-        size = workers or os.cpu_count() or 1
-        self.queries = MiniLMQueryEncoder(_query_graph(self.graph, tokenizer), size)
+        self._tokenizer = tokenizer
+        self._workers = workers or os.cpu_count() or 1
         self._batch_size = batch_size
-        self._bulk = ThreadPoolExecutor(size, thread_name_prefix="astrolabe-embed-bulk")
+        self._bulk = ThreadPoolExecutor(self._workers, thread_name_prefix="astrolabe-embed-bulk")
+
+    @cached_property
+    def queries(self) -> MiniLMQueryEncoder:
+        """The search texts' encoder, its int8 session opened at the first ask (`serve` asks
+        when it builds its services): a command that only embeds documents never opens it."""
+        return MiniLMQueryEncoder(_query_graph(self.graph, self._tokenizer), self._workers)
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         return self.encode_array(texts).tolist()  # type: ignore[no-any-return]
