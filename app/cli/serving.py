@@ -6,20 +6,22 @@ is one line, not a trace."""
 import argparse
 import gc
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from types import FrameType
 from typing import TYPE_CHECKING
 
 from app.auth import DEV_PRINCIPAL, Authenticator, new_dev_token
 from app.cli.exits import EXIT_REFUSED, EXIT_STARTUP_FAILED
 from app.config import Settings
-from app.store.open import EarlyStart, Use, open_store, start_early
+from app.store.open import Use, open_store, start_early
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from fastapi import FastAPI
 
-    from app.embeddings.dense import DenseEncoder
+    from app.embeddings.dense import DenseEncoder, MiniLMEncoder
     from app.state import AppState
-    from app.store.base import Store
 
 GRACEFUL_SECONDS = 10  # in-flight requests get this long after SIGTERM; then they are cut
 
@@ -60,7 +62,10 @@ def _start_serving(args: argparse.Namespace) -> int:
             if early is not None:
                 early.discard()
             return EXIT_REFUSED
-    store, dense = _open_store_and_model(settings, early, dense)
+    with ThreadPoolExecutor(1, thread_name_prefix="astrolabe-model") as pool:
+        loading = _load_search_model(settings, pool)
+        store = open_store(settings, Use.SERVE, early)
+        dense = dense or _loaded(loading)
     return _run_server(
         create_app(settings, authenticator=authenticator, dense=dense, store=store), args
     )
@@ -94,28 +99,39 @@ def _authenticates(authenticator: Authenticator, args: argparse.Namespace) -> bo
     return True
 
 
-def _open_store_and_model(
-    settings: Settings, early: EarlyStart | None, dense: "DenseEncoder | None"
-) -> "tuple[Store, DenseEncoder | None]":
-    """The store, and the local model loaded while the engine opens its shard (the model
-    was the last ~0.2 s of a start once the engine was ready). A model still to be exported,
-    or one that fails to load, is left to the service's loader, which reports it while
-    /healthz answers."""
-    from concurrent.futures import ThreadPoolExecutor
-
+def _load_search_model(
+    settings: Settings, pool: ThreadPoolExecutor
+) -> "Future[MiniLMEncoder] | None":
+    """The local model with its search session, opened in `pool` while the engine opens its
+    shard (opened during the web stack's imports instead, it slowed them by more than it took:
+    the engine process's own start has the other core); the documents' session opens when the
+    first document is embedded.
+    None where there is nothing to open here: a remote encoder, or a model still to be exported
+    (the service's loader does it and reports it while /healthz answers)."""
     from app.embeddings.model_files import exported
 
-    if dense is not None or not exported(settings.model_dir):
-        return open_store(settings, Use.SERVE, early), dense
+    if settings.embedding_url or not exported(settings.model_dir):
+        return None
+    return pool.submit(_for_searches, settings.model_dir)
+
+
+def _for_searches(model_dir: "Path | None") -> "MiniLMEncoder":
     from app.embeddings.dense import MiniLMEncoder
 
-    with ThreadPoolExecutor(1, thread_name_prefix="astrolabe-model") as pool:
-        loading = pool.submit(MiniLMEncoder, settings.model_dir)
-        store = open_store(settings, Use.SERVE, early)
-        try:
-            return store, loading.result()
-        except Exception:  # the loader tries again, and reports it
-            return store, None
+    model = MiniLMEncoder(model_dir)
+    model.queries  # noqa: B018 (the property opens the int8 session)
+    return model
+
+
+def _loaded(loading: "Future[MiniLMEncoder] | None") -> "MiniLMEncoder | None":
+    """The model opened in the background; None leaves it to the loader, which tries again
+    and reports what failed."""
+    if loading is None:
+        return None
+    try:
+        return loading.result()
+    except Exception:
+        return None
 
 
 def _run_server(app: "FastAPI", args: argparse.Namespace) -> int:

@@ -83,3 +83,12 @@ def test_export_model_adds_only_the_int8_graph_to_an_earlier_export(
     assert written.stat().st_mode & 0o444 == 0o444, "the service may run as another user"
     assert not [p.name for p in older_export.iterdir() if p.name.endswith(".tmp")]
     assert MiniLMEncoder(older_export).queries.graph.path == written
+
+
+def test_searches_open_only_the_int8_session_and_documents_the_float_one() -> None:
+    """`serve` opens the search session before `/readyz`; the float one waits for a document."""
+    encoder = MiniLMEncoder()
+    encoder.queries.encode(["growing tomatoes"])
+    assert "graph" not in vars(encoder), "a search opened the documents' float session"
+    encoder.encode(["Tomato seedlings want warm soil in spring."])
+    assert "graph" in vars(encoder)

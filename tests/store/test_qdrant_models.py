@@ -1,19 +1,24 @@
 """The engine process uses qdrant-client's models without importing its clients (each test runs
 a fresh interpreter: the test process has imported the clients long before)."""
 
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 CLIENT_MODULES = ("qdrant_client.qdrant_client", "qdrant_client.async_qdrant_client")
 
 
-def _run(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    code: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, *args, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
         timeout=60,
+        env=env,
     )
 
 
@@ -60,3 +65,24 @@ def test_the_engine_process_imports_no_client() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[-3:-1] == ["True", "['qdrant_client']"]
+
+
+def test_serve_on_the_embedded_engine_imports_no_client(tmp_path: Path) -> None:
+    """The whole start of `serve` (engine launched, store and model opened, app built), up to
+    the server's own start, without the clients."""
+    done = _run(
+        f"""
+        import os, sys
+        from app.cli import main, serving
+
+        def started(app, args):
+            print(type(app).__name__, [name for name in {CLIENT_MODULES!r} if name in sys.modules])
+            sys.stdout.flush()
+            os._exit(0)  # the engine process follows (PR_SET_PDEATHSIG)
+
+        serving._run_server = started
+        main(["serve", "--dev", "--port", "0"])
+        """,
+        env={**os.environ, "SEARCH_DATA_DIR": str(tmp_path / "data")},
+    )
+    assert "FastAPI []" in done.stdout.splitlines(), done.stdout + done.stderr
