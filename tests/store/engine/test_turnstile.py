@@ -38,8 +38,25 @@ def test_waiting_reads_enter_in_the_order_they_arrived() -> None:
             thread = threading.Thread(target=read, args=(number,))
             thread.start()
             threads.append(thread)
-            _wait_until(lambda: turnstile._issued == len(threads) + 1)  # its ticket is taken
+            _wait_until(lambda: turnstile.waiting == len(threads))  # in the queue
     for thread in threads:
         thread.join()
     assert entered == list(range(8))
     assert most_inside == 1
+
+
+def test_a_turn_free_again_is_taken_at_once() -> None:
+    turnstile = Turnstile()
+    for _ in range(3):
+        with turnstile.turn():
+            assert turnstile.waiting == 0
+    done = threading.Event()
+
+    def read() -> None:
+        with turnstile.turn():
+            done.set()
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    assert done.wait(5), "the turn was left taken"
+    thread.join()
