@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app import __version__
 from app.backup.errors import BackupError

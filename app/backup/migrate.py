@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.filters import selectors
 from app.filters.selectors import Selector

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from functools import cache
 
 import qdrant_edge as qe
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.index_settings import BM25_B, BM25_K, BM25_LANGUAGE
 

@@ -6,7 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.auth import Principal
 from app.filters.selectors import (

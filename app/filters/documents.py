@@ -1,7 +1,7 @@
 """Selectors for one user's view of single documents: a document's chunks and the documents the
 user may read, under the access rule of the search filter."""
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.auth import Principal
 from app.filters.conditions import access_principals

@@ -3,7 +3,7 @@ filter (readable by a principal, inside a FilterSpec) is `app.filters.conditions
 
 from collections.abc import Iterable
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.store import fields
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.filters import selectors
 from app.store import fields

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import Bm25Encoder

@@ -11,7 +11,7 @@ import threading
 import uuid
 from collections.abc import Sequence
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.filters import selectors
 from app.ingest.pipeline import Indexer, next_revision

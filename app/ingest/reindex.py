@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.config import Settings
 from app.durable import write_atomically

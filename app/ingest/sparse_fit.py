@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from itertools import groupby
 from typing import Any
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.embeddings.sparse import Bm25Encoder, token_count
 from app.filters import selectors

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.embeddings.dense import DenseEncoder
 from app.embeddings.sparse import Bm25Encoder

@@ -11,7 +11,7 @@ in docs/benchmarks.md ("Retrieval quality")."""
 import math
 from collections.abc import Sequence
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.embeddings.sparse import term_counts
 

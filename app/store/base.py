@@ -1,4 +1,4 @@
-"""The store protocol: the only door to a search engine. Requests are `qdrant_client.models`;
+"""The store protocol: the only door to a search engine. Requests are `qdrant_client.http.models`;
 failures leave a store as `app.store.errors` types."""
 
 from collections.abc import Mapping, Sequence
@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.index_settings import IndexSettings
 

@@ -13,7 +13,7 @@ Chosen for a cluster (docs/deployment.md):
 from dataclasses import dataclass
 from typing import Any
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.config import Settings
 from app.index_settings import DIMENSION

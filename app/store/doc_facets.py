@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.store import fields
 

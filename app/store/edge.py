@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import qdrant_edge as qe
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.index_settings import IndexSettings
 from app.store import facet_snapshot, fields, index_format, quantization, translate

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import qdrant_edge as qe
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.store import facet_snapshot, translate
 from app.store.doc_facets import MEMBERSHIP, PAYLOAD_KEYS, DocumentFacets

@@ -7,7 +7,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 T = TypeVar("T")
 

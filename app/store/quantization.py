@@ -11,7 +11,7 @@ Not an index setting (`app.index_settings`): it changes no stored vector, only h
 searches them, so an index written before is served as it is, and a generation picks it up when
 a rebuild or an offline optimize re-indexes its segments."""
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 QUANTILE = 0.99  # the int8 range spans the values' central 99 %; the extremes are clipped
 OVERSAMPLING = 2.0

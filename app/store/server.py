@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import httpx
-from qdrant_client import QdrantClient, models
+from qdrant_client import QdrantClient
+from qdrant_client.http import models
 
 from app.config import Settings
 from app.index_settings import IndexSettings

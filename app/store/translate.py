@@ -1,10 +1,10 @@
-"""`qdrant_client.models` -> Qdrant Edge objects. Only the shapes this service sends are mapped;
-anything else raises, so a new query shape cannot be silently dropped."""
+"""`qdrant_client.http.models` -> Qdrant Edge objects. Only the shapes this service sends are
+mapped; anything else raises, so a new query shape cannot be silently dropped."""
 
 from typing import Any, overload
 
 import qdrant_edge as qe
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.store.errors import StoreError
 

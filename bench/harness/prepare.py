@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.embeddings.dense import DenseEncoder, HashingEncoder
 from app.embeddings.sparse import DEFAULT_AVG_LEN, Bm25Encoder, token_count

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.embeddings.dense import HashingEncoder
 from app.embeddings.sparse import Bm25Encoder

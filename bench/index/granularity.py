@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.auth import Principal
 from app.embeddings.dense import HashingEncoder

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import qdrant_edge as qe
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.store import translate
 from app.store.edge import EdgeStore

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import qdrant_edge as qe
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.config import Settings
 from app.embeddings.sparse import Bm25Encoder

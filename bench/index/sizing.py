@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.embeddings.sparse import Bm25Encoder
 from app.index_settings import DIMENSION as DENSE_SIZE

@@ -468,7 +468,8 @@ class QdrantLocal:
     name = "qdrant-client local"
 
     def __init__(self, points: list[dict[str, Any]], vectors: np.ndarray) -> None:
-        from qdrant_client import QdrantClient, models
+        from qdrant_client import QdrantClient
+        from qdrant_client.http import models
 
         from app.embeddings.sparse import Bm25Encoder
 

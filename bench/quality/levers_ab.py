@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import qdrant_edge as qe
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.auth import Principal
 from app.embeddings.dense import MiniLMEncoder

@@ -5,7 +5,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app import cli
 from app.backup.migrate import Checkpoint, MigrationMismatch, copy_points, count_points, verify

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.auth import Principal
 from app.embeddings.dense import HashingEncoder

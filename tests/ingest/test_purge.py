@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.embeddings.dense import HashingEncoder
 from app.embeddings.sparse import Bm25Encoder

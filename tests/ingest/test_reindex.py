@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app import cli
 from app.embeddings.dense import HashingEncoder

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import pytest
 import qdrant_edge as qe
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.auth import Principal
 from app.config import Settings

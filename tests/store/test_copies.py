@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.filters.selectors import documents
 from app.store.base import Query

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.auth import Principal
 from app.filters.conditions import FACET_KEYS, folder_tree_filter, search_filter

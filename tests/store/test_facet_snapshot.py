@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Protocol
 
 import pytest
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.auth import Principal
 from app.filters.conditions import FACET_KEYS, search_filter

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.auth import Principal
 from app.embeddings.dense import HashingEncoder

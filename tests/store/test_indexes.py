@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 import qdrant_edge as qe
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.embeddings.dense import HashingEncoder
 from app.embeddings.sparse import Bm25Encoder

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import qdrant_edge as qe
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.index_settings import RELEASE_0_1_0, IndexSettings
 from app.store.edge import EdgeStore

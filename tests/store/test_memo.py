@@ -3,7 +3,7 @@
 import threading
 from pathlib import Path
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.cli import main
 from app.store.base import Query

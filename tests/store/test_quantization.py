@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 import qdrant_edge as qe
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.auth import Principal
 from app.filters.conditions import search_filter

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import qdrant_edge as qe
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.filters.selectors import of_document
 from app.store import fields

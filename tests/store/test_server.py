@@ -9,7 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-from qdrant_client import QdrantClient, models
+from qdrant_client import QdrantClient
+from qdrant_client.http import models
 from qdrant_client.http.exceptions import UnexpectedResponse
 
 from app.config import Settings

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import qdrant_edge as qe
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.store import translate
 from app.store.edge import EdgeStore

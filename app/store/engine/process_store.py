@@ -15,7 +15,7 @@ from multiprocessing.connection import Client, Connection
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.index_settings import IndexSettings
 from app.store.base import Copied, Hit, Query, VectorIndex

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from qdrant_client import models
+from qdrant_client.http import models
 
 from app.filters.selectors import documents, of_document
 from app.store import fields
