@@ -25,13 +25,12 @@ from multiprocessing.connection import Connection, Listener
 from pathlib import Path
 from typing import Any
 
-from app.config import Settings
 from app.store.engine.launch import KEY_ENV, REBUILD_SEGMENTS
 from app.store.engine.shard_server import ShardServer, open_shard_store
 from app.store.engine.wire import Moved, failure_of
 from app.store.errors import StoreError
 from app.store.layout import IndexLayout
-from app.telemetry.logs import configure_logging
+from app.telemetry.logs import LOG_FORMATS, configure_logging
 
 log = logging.getLogger("astrolabe.shard_server")
 PR_SET_PDEATHSIG = 1
@@ -87,6 +86,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--socket", required=True)
     parser.add_argument("--parent", type=int, required=True)
     parser.add_argument("--min-free-bytes", type=int, required=True)
+    parser.add_argument("--log-format", choices=LOG_FORMATS, required=True)
     parser.add_argument("--shard", type=Path, help="a rebuild's copy: optimize it, then replay")
     parser.add_argument(
         "--segments", type=int, default=REBUILD_SEGMENTS, help="a rebuild merges down to these"
@@ -95,8 +95,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    configure_logging(Settings().log_format)  # the lines go where the supervisor's go
     args = _parse(argv)
+    configure_logging(args.log_format)  # the lines go where the supervisor's go
     _die_with_parent(args.parent)
     key = bytes.fromhex(os.environ.pop(KEY_ENV))
     stopped = threading.Event()

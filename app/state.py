@@ -4,6 +4,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from app.auth import Authenticator
 from app.config import Settings
@@ -16,7 +17,6 @@ from app.ingest.leases import LeaseKeeper
 from app.ingest.pipeline import Indexer
 from app.ingest.queue import IndexQueue
 from app.ingest.service import IngestService, extractor_for
-from app.nextcloud.connector import Connector, open_connector
 from app.search.algorithms import QueryEncoder
 from app.search.api import SearchApi
 from app.search.links import LinkTemplates
@@ -28,6 +28,9 @@ from app.search.verify import DocRef, Verifier, VerifySource
 from app.store.base import Store
 from app.store.fields import doc_key
 from app.telemetry.metrics import Metrics
+
+if TYPE_CHECKING:
+    from app.nextcloud.connector import Connector
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +48,7 @@ class Services:
     keeper: LeaseKeeper
     navigation: Navigator
     reranker: Reranker | None = None
-    connector: Connector | None = None
+    connector: "Connector | None" = None
 
 
 @dataclass
@@ -87,7 +90,11 @@ def build_services(
     keeper = LeaseKeeper(indexer.leases, take_over_orphans)
     keeper.start()
     ingest = IngestService(indexer, queue, extractor_for(settings))
-    connector = open_connector(settings, ingest)
+    connector = None
+    if settings.nextcloud_url:  # its modules, its HTTP client among them, only then (~0.2 s)
+        from app.nextcloud.connector import open_connector
+
+        connector = open_connector(settings, ingest)
     verifier: VerifySource | None = None
     if settings.verify_url:
         verifier = Verifier(settings.verify_url, settings.verify_token, settings.verify_timeout)

@@ -6,15 +6,16 @@ files without a manifest, which `restore` refuses."""
 import tarfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
-from typing import IO, cast
-
-import httpx
+from typing import IO, TYPE_CHECKING, cast
 
 from app.backup.errors import BackupError
 from app.backup.files import BLOCK, write_block
 from app.backup.make import start_destination
 from app.backup.manifest import MANIFEST, Manifest, files_under
 from app.failpoints import failpoint
+
+if TYPE_CHECKING:
+    import httpx
 
 _RECORD = tarfile.BLOCKSIZE  # 512
 
@@ -104,7 +105,10 @@ def receive(blocks: Iterable[bytes], dest: Path) -> Manifest:
 
 
 def download(url: str, token: str, dest: Path) -> Manifest:
-    """A backup of the service at `url` (`POST /api/v1/admin/backup`) into `dest`."""
+    """A backup of the service at `url` (`POST /api/v1/admin/backup`) into `dest`. Only the
+    command imports the HTTP client: the service, which serves this module's stream, has none."""
+    import httpx
+
     endpoint = f"{url.rstrip('/')}/api/v1/admin/backup"
     headers = {"Authorization": f"Bearer {token}"}
     try:
@@ -119,7 +123,7 @@ def download(url: str, token: str, dest: Path) -> Manifest:
         raise BackupError(f"the service at {url} did not answer the backup: {exc}") from exc
 
 
-def _reason(answer: httpx.Response) -> str:
+def _reason(answer: "httpx.Response") -> str:
     try:
         return f"{answer.status_code} {answer.json()['error']['message']}"
     except (ValueError, KeyError, TypeError):

@@ -3,16 +3,22 @@
 one embeds the search texts."""
 
 import logging
+from typing import TYPE_CHECKING
 
 from app.config import Settings
 from app.embeddings.dense import DenseEncoder, MiniLMEncoder
-from app.embeddings.remote import RemoteEncoder, reference_probe_vector
+
+if TYPE_CHECKING:
+    from app.embeddings.remote import RemoteEncoder
 
 log = logging.getLogger(__name__)
 
 
-def open_remote_encoder(url: str, settings: Settings) -> RemoteEncoder:
-    """Raises EmbeddingMismatch, EmbeddingServerError or EmbeddingUnavailable: the start fails."""
+def open_remote_encoder(url: str, settings: Settings) -> "RemoteEncoder":
+    """Raises EmbeddingMismatch, EmbeddingServerError or EmbeddingUnavailable: the start fails.
+    Its HTTP client is imported here: without an embedding server a start does without it."""
+    from app.embeddings.remote import RemoteEncoder, reference_probe_vector
+
     encoder = RemoteEncoder(url, settings.embedding_model, settings.embedding_api_key)
     try:
         similarity = encoder.check_probe(reference_probe_vector())

@@ -274,10 +274,9 @@ def ledger_path(data_dir: Path) -> Path:
     return data_dir / "nextcloud" / "ledger.sqlite3"
 
 
-def open_connector(settings: Settings, ingest: IngestService) -> Connector | None:
-    """The connector `serve` runs when SEARCH_NEXTCLOUD_URL is set (started), else None."""
-    if not settings.nextcloud_url:
-        return None
+def open_connector(settings: Settings, ingest: IngestService) -> Connector:
+    """The connector `serve` runs when SEARCH_NEXTCLOUD_URL is set, started."""
+    assert settings.nextcloud_url
     connector = Connector(
         settings.nextcloud_url,
         Ledger(ledger_path(settings.data_dir)),

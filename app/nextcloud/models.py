@@ -1,11 +1,13 @@
 """The connector's HTTP shapes (API.md, "Additions: the Nextcloud connector")."""
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.ingest.models import SyncStatus
-from app.nextcloud.connector import UserFigures
+
+if TYPE_CHECKING:
+    from app.nextcloud.connector import UserFigures
 
 UserState = Literal["syncing", "ok", "failing", "revoked"]
 
@@ -39,7 +41,7 @@ class UserLine(BaseModel):
     lag_seconds: float = Field(description="Age of the oldest change not yet searchable.")
 
     @classmethod
-    def of(cls, figures: UserFigures) -> "UserLine":
+    def of(cls, figures: "UserFigures") -> "UserLine":
         return cls.model_validate(figures, from_attributes=True)
 
 

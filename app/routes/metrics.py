@@ -6,7 +6,7 @@ engine and the indexer own are rendered at scrape time from `StatusFigures`, the
 `GET /api/v1/status`, never by reaching into an engine: they stay right wherever it runs."""
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Response
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -14,11 +14,13 @@ from prometheus_client.registry import Collector
 
 from app import __version__
 from app.errors import ErrorBody, ServiceError
-from app.nextcloud.connector import Connector
 from app.routes.deps import IndexPrincipal, StateDep
 from app.state import AppState
 from app.status import StatusFigures
 from app.telemetry.metrics import CONTENT_TYPE
+
+if TYPE_CHECKING:
+    from app.nextcloud.connector import Connector
 
 router = APIRouter(tags=["operations"])
 RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -117,7 +119,7 @@ def _families(figures: StatusFigures) -> Iterator[Metric]:
             yield from _rebuild_figures(figures)
 
 
-def _connector_families(connector: Connector) -> Iterator[Metric]:
+def _connector_families(connector: "Connector") -> Iterator[Metric]:
     yield CounterMetricFamily(
         "astrolabe_nextcloud_ticks", "Nextcloud connector: ticks run.", value=connector.ticks()
     )

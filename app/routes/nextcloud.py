@@ -3,13 +3,12 @@
 import asyncio
 import hmac
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import JSONResponse
 
 from app.errors import ConnectorOff, ErrorBody, InvalidRequest, Unauthenticated
-from app.nextcloud.connector import Connector
 from app.nextcloud.models import (
     ConnectedUser,
     ConnectedUsers,
@@ -23,6 +22,9 @@ from app.nextcloud.webhooks import hint_of
 from app.routes.deps import IndexPrincipal, ServicesDep, StateDep
 from app.state import Services
 
+if TYPE_CHECKING:
+    from app.nextcloud.connector import Connector
+
 router = APIRouter(prefix="/api/v1/nextcloud", tags=["nextcloud"])
 webhooks = APIRouter(tags=["nextcloud"])
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -30,7 +32,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def connector_of(services: Services) -> Connector:
+def connector_of(services: Services) -> "Connector":
     if services.connector is None:
         raise ConnectorOff("the Nextcloud connector is off: set SEARCH_NEXTCLOUD_URL")
     return services.connector

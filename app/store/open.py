@@ -61,7 +61,7 @@ def start_early(settings: Settings) -> EarlyStart | None:
     if settings.qdrant_url:
         return None
     import_models_only()
-    launcher = Launcher.new(settings.data_dir, settings.collection, settings.min_free_bytes)
+    launcher = Launcher.of(settings)
     return EarlyStart(launcher, launcher.launch(launcher.socket(1)))
 
 

@@ -7,11 +7,12 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, get_args
 
 from app.telemetry import request_id
 
 LogFormat = Literal["plain", "json"]
+LOG_FORMATS: tuple[LogFormat, ...] = get_args(LogFormat)
 # What a LogRecord holds by itself (and uvicorn's terminal colours); anything else on a record
 # came as `extra=` and is written as a field of the JSON line.
 _RECORD_FIELDS = {

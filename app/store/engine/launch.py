@@ -9,6 +9,10 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.config import Settings
 
 KEY_ENV = "ASTROLABE_ENGINE_KEY"  # hex; the child reads and forgets it
 CHILD_MODULE = "app.engine_child"  # the child's program (the top level: it sets up logging)
@@ -27,13 +31,28 @@ class Launcher:
     data_dir: Path
     collection: str
     min_free_bytes: int
+    log_format: str  # the settings' (app.telemetry.logs)
     key: bytes  # authenticates the connections to every engine of this run
     sockets: Path  # a directory only this user may enter
 
     @classmethod
-    def new(cls, data_dir: Path, collection: str, min_free_bytes: int) -> "Launcher":
+    def new(
+        cls,
+        data_dir: Path,
+        collection: str,
+        min_free_bytes: int,
+        log_format: str = "plain",
+    ) -> "Launcher":
         sockets = Path(tempfile.mkdtemp(prefix="astrolabe-"))  # mode 0700
-        return cls(data_dir, collection, min_free_bytes, os.urandom(32), sockets)
+        return cls(data_dir, collection, min_free_bytes, log_format, os.urandom(32), sockets)
+
+    @classmethod
+    def of(cls, settings: "Settings") -> "Launcher":
+        """The child is told what it needs of the settings: reading them itself would cost its
+        start the settings' imports (~0.1 s) before it can open its shard."""
+        return cls.new(
+            settings.data_dir, settings.collection, settings.min_free_bytes, settings.log_format
+        )
 
     def socket(self, number: int) -> str:
         """Short on purpose: a Unix socket path may not pass 107 bytes."""
@@ -47,6 +66,7 @@ class Launcher:
         command = [sys.executable, "-m", CHILD_MODULE, "--socket", socket]
         command += ["--data-dir", str(self.data_dir), "--collection", self.collection]
         command += ["--parent", str(os.getpid()), "--min-free-bytes", str(self.min_free_bytes)]
+        command += ["--log-format", self.log_format]
         if copy is not None:
             command += ["--shard", str(copy)]
         if segments is not None:

@@ -41,10 +41,6 @@ CAUGHT_UP_RECORDS = 16  # journal records a copy may lag when the handover start
 RETRY_AFTER_FAILURE_S = 300.0
 
 
-def launch_for(settings: Settings) -> Launcher:
-    return Launcher.new(settings.data_dir, settings.collection, settings.min_free_bytes)
-
-
 class Supervisor:
     """Starts, watches and rebuilds the shard servers; `store` is what the app uses."""
 
@@ -67,7 +63,7 @@ class Supervisor:
         self.rebuilds = 0
         self.last_failure: str | None = None
         if launched is None:
-            self._launcher = launch_for(settings)
+            self._launcher = Launcher.of(settings)
             self._first: subprocess.Popen[str] | None = None
         else:
             self._launcher, self._first = launched
