@@ -169,12 +169,14 @@ def reindex(args: argparse.Namespace) -> int:
 
 
 def export_model(args: argparse.Namespace) -> int:
+    from app.embeddings.dense import written_optimized
     from app.embeddings.model_files import exported, onnx_path, query_graph_beside
 
     model_dir = args.model_dir or Settings().model_dir
     target = onnx_path(model_dir)
     if exported(model_dir) and not args.force:
-        if query_graph_beside(target).is_file():
+        query_graph = query_graph_beside(target)
+        if query_graph.is_file() and written_optimized(query_graph):
             print(f"ONNX model already exported: {target}")
             return 0
         return _add_query_graph(target)
@@ -187,7 +189,8 @@ def export_model(args: argparse.Namespace) -> int:
 
 
 def _add_query_graph(graph: Path) -> int:
-    """An export of an earlier release: only the int8 query graph is missing (no torch needed)."""
+    """An export of an earlier release: the int8 query graph is missing, or was written before
+    it was written optimized (no torch needed)."""
     from app.embeddings.quantize import quantize_for_queries
 
     started = time.perf_counter()

@@ -17,6 +17,8 @@ import numpy.typing as npt
 
 from app.embeddings.model_files import (
     MAX_SEQ_LENGTH,
+    OPTIMIZED_KEY,
+    OPTIMIZED_LEVEL,
     ModelMissing,
     exported,
     onnx_path,
@@ -26,6 +28,7 @@ from app.embeddings.model_files import (
 from app.index_settings import DIMENSION, MODEL_NAME
 
 if TYPE_CHECKING:
+    from onnxruntime import InferenceSession
     from tokenizers import Tokenizer
 
 log = logging.getLogger(__name__)
@@ -43,16 +46,13 @@ class OnnxGraph:
     run without spin-waiting: on 2 cores, ONNX Runtime's default (a thread per core, spinning
     between runs) cost ~25 % throughput and seconds of p99 under concurrency."""
 
-    def __init__(self, path: Path, tokenizer: "Tokenizer") -> None:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    def __init__(self, path: Path, tokenizer: "Tokenizer", optimized: bool = False) -> None:
+        """`optimized`: the graph may have been written already optimized (the int8 query
+        graph): opened as it is, and optimized here only if it does not say so."""
         self.path = path
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.session = _session(path, optimize=not optimized)
+        if optimized and not _says_it_is_optimized(self.session):  # an earlier release wrote it
+            self.session = _session(path, optimize=True)
         self._tokenizer = tokenizer
 
     def run(self, texts: list[str]) -> npt.NDArray[np.float32]:
@@ -65,6 +65,29 @@ class OnnxGraph:
             None, {"input_ids": input_ids, "attention_mask": attention_mask}
         )
         return np.asarray(vectors, dtype=np.float32)
+
+
+def _session(path: Path, optimize: bool) -> "InferenceSession":
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if not optimize:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def written_optimized(path: Path) -> bool:
+    """Whether `app.embeddings.quantize` wrote this graph already optimized."""
+    return _says_it_is_optimized(_session(path, optimize=False))
+
+
+def _says_it_is_optimized(session: "InferenceSession") -> bool:
+    marks: dict[str, str] = session.get_modelmeta().custom_metadata_map
+    return marks.get(OPTIMIZED_KEY) == OPTIMIZED_LEVEL
 
 
 class MiniLMQueryEncoder:
@@ -139,7 +162,7 @@ class MiniLMEncoder:
         run on the float graph, as they did then."""
         path = query_graph_beside(self.path)
         if path.is_file():
-            return OnnxGraph(path, self._tokenizer)
+            return OnnxGraph(path, self._tokenizer, optimized=True)
         _say_queries_use_the_float_graph(path)
         return self.graph
 

@@ -17,6 +17,9 @@ EXPORT_FORMAT = 2
 # Word pieces a text is cut at (the model's own limit; MiniLM's tokenizer.json says 128 unless
 # told 256).
 MAX_SEQ_LENGTH = 256
+# The mark of a graph written already optimized by ONNX Runtime (app.embeddings.quantize).
+OPTIMIZED_KEY = "astrolabe.optimized"
+OPTIMIZED_LEVEL = "extended"
 
 
 class ModelMissing(RuntimeError):

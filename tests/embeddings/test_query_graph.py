@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from app.cli import main
-from app.embeddings.dense import MiniLMEncoder, OnnxGraph
+from app.embeddings import dense
+from app.embeddings.dense import MiniLMEncoder, OnnxGraph, written_optimized
 from app.embeddings.model_files import onnx_path, query_graph_beside, tokenizer_beside
 from tests.helpers import doc, ids, index, running_app, search
 
@@ -83,6 +84,41 @@ def test_export_model_adds_only_the_int8_graph_to_an_earlier_export(
     assert written.stat().st_mode & 0o444 == 0o444, "the service may run as another user"
     assert not [p.name for p in older_export.iterdir() if p.name.endswith(".tmp")]
     assert MiniLMEncoder(older_export).queries.graph.path == written
+
+
+def test_export_model_rewrites_an_int8_graph_written_unoptimized_and_serve_opens_it_as_it_is(
+    older_export: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An earlier release wrote the int8 graph as quantized: ONNX Runtime optimized it at each
+    start. `export-model` writes it optimized (the same vectors, bit for bit), and the query
+    graph opens it without optimizing it again; the earlier one is still served, optimized."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    float_graph = older_export / onnx_path().name
+    written = query_graph_beside(float_graph)
+    quantize_dynamic(float_graph, written, weight_type=QuantType.QInt8)
+    tokenizer = MiniLMEncoder(older_export)._tokenizer
+    opened: list[bool] = []
+    real_session = dense._session
+
+    def session(path: Path, optimize: bool) -> Any:
+        opened.append(optimize)
+        return real_session(path, optimize)
+
+    monkeypatch.setattr(dense, "_session", session)
+    texts = ["growing tomatoes", "warm soil in spring for the seedlings"]
+    earlier = OnnxGraph(written, tokenizer, optimized=True).run(texts)
+    assert opened == [False, True], "an unmarked graph is optimized when opened"
+    assert not written_optimized(written)
+
+    with pytest.raises(SystemExit) as exit_code:
+        main(["export-model", "--model-dir", str(older_export)])
+    assert exit_code.value.code == 0
+    assert written_optimized(written)
+    opened.clear()
+    rewritten = OnnxGraph(written, tokenizer, optimized=True).run(texts)
+    assert opened == [False], "opened once, as it is"
+    assert (rewritten == earlier).all()
 
 
 def test_searches_open_only_the_int8_session_and_documents_the_float_one() -> None:
