@@ -34,6 +34,7 @@ from app.telemetry.logs import LOG_FORMATS, configure_logging
 
 log = logging.getLogger("astrolabe.shard_server")
 PR_SET_PDEATHSIG = 1
+SIGNAL_CHECK_S = 0.5
 
 
 def _serve_connection(server: ShardServer, connection: Connection) -> None:
@@ -115,7 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     listener = Listener(args.socket, "AF_UNIX", authkey=key)
     threading.Thread(target=_accept, args=(server, listener), daemon=True).start()
     _report(ready=args.socket)
-    server.stopped.wait()
+    # Python runs a signal's handler in this thread, and only when it runs again: a SIGTERM
+    # the kernel hands to another thread (the engine's, a connection's) would never stop a
+    # wait without a timeout.
+    while not server.stopped.wait(SIGNAL_CHECK_S):
+        pass
     listener.close()
     server.close(release=False)
     logging.shutdown()
