@@ -94,7 +94,7 @@ def build_services(
     if settings.nextcloud_url:  # its modules, its HTTP client among them, only then (~0.2 s)
         from app.nextcloud.connector import open_connector
 
-        connector = open_connector(settings, ingest)
+        connector = open_connector(settings.nextcloud_url, settings, ingest)
     verifier: VerifySource | None = None
     if settings.verify_url:
         verifier = Verifier(settings.verify_url, settings.verify_token, settings.verify_timeout)

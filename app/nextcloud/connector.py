@@ -274,11 +274,10 @@ def ledger_path(data_dir: Path) -> Path:
     return data_dir / "nextcloud" / "ledger.sqlite3"
 
 
-def open_connector(settings: Settings, ingest: IngestService) -> Connector:
-    """The connector `serve` runs when SEARCH_NEXTCLOUD_URL is set, started."""
-    assert settings.nextcloud_url
+def open_connector(url: str, settings: Settings, ingest: IngestService) -> Connector:
+    """The connector `serve` runs for SEARCH_NEXTCLOUD_URL (`url`), started."""
     connector = Connector(
-        settings.nextcloud_url,
+        url,
         Ledger(ledger_path(settings.data_dir)),
         Vault(settings.secret_key),
         IndexWriter(ingest, threading.Event()),
