@@ -7,7 +7,9 @@ its graph is rebuilt on a copy in a second one.
     ───────────────────────────────────────────       ──────────────────────────────────────
     ProcessStore (process_store) ── wire ──────────►  ShardServer (shard_server): the served
       the Store the app uses; a connection per          generation; reads take turns
-      thread, to the shard server serving now           (turnstile), writes pass the gate
+      thread, to the shard server serving now           (turnstile), searches that wait go
+                                                        in one call (batching), writes pass
+                                                        the gate
     Supervisor (supervisor): one thread that           ShardServer of a rebuild's copy:
       starts (launch) and watches the children           optimizes it, then follows the
       through handles (shard_process), restarts          served one's journal (journal,

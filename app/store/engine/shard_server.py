@@ -23,6 +23,7 @@ import qdrant_edge as qe
 
 from app.store.copies import check_room_for_copy, shard_copied
 from app.store.edge import EdgeStore
+from app.store.engine.batching import SearchBatcher
 from app.store.engine.journal import JournalWriter
 from app.store.engine.launch import REBUILD_SEGMENTS
 from app.store.engine.replay import Replay
@@ -91,6 +92,7 @@ class ShardServer:
         self._last_write = time.monotonic()
         self._points_written = 0
         self._reads = Turnstile()
+        self._searches = SearchBatcher(self._reads, store.query_batch)
 
     def answer(self, call: Call) -> Any:
         if call.method in CONTROL_METHODS:
@@ -99,6 +101,8 @@ class ShardServer:
             raise Moved()
         if call.method in WRITES:
             return self._write(call)
+        if call.method == "query_batch":
+            return self._searches.query_batch(*call.args, **call.kwargs)
         if call.method in READS:
             with self._reads.turn():
                 return getattr(self.store, call.method)(*call.args, **call.kwargs)

@@ -15,8 +15,9 @@ from app.store.translate import UntranslatableError
 
 PROTOCOL = 2
 
-# Reads take turns (`turnstile`); writes pass the write gate (held by a handover's seal); a copy
-# runs beside both: it holds the shard's own write lock for its length, and searches go on.
+# Reads take turns (`turnstile`; the searches waiting for theirs go in one call: `batching`);
+# writes pass the write gate (held by a handover's seal); a copy runs beside both: it holds the
+# shard's own write lock for its length, and searches go on.
 READS = frozenset(
     {"query", "query_batch", "retrieve", "dense_vectors", "scroll", "scroll_page", "count", "facet"}
     | {"scroll_points", "vector_index", "ensure_room", "scratch_dir", "written_with"}
