@@ -52,12 +52,12 @@ class SearchBatcher:
         if not ask.leads:
             ask.woken.wait()  # answered, or handed the lead
         if ask.leads:
-            self._lead()
+            self._lead(ask)
         if ask.answers is None:
             raise ask.error or StoreError("the engine call was interrupted")
         return ask.answers
 
-    def _lead(self) -> None:
+    def _lead(self, own: _Ask) -> None:
         asks: list[_Ask] = []
         try:
             with self._reads.turn():
@@ -66,6 +66,8 @@ class SearchBatcher:
                 self._answer(asks)
         finally:
             with self._lock:
+                if own in self._waiting:  # interrupted before its turn: it leaves the queue
+                    self._waiting.remove(own)
                 if self._waiting:
                     self._waiting[0].leads = True
                     self._waiting[0].woken.set()

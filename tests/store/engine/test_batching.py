@@ -3,9 +3,11 @@
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from qdrant_client.http import models
 
 from app.store.base import Hit, Query
@@ -176,3 +178,33 @@ def test_an_interrupted_call_leaves_no_search_waiting() -> None:
     assert isinstance(results[0], KeyboardInterrupt)
     assert all(isinstance(r, StoreError) and "interrupted" in r.message for r in results[1:])
     assert batcher.waiting == 0
+
+
+class InterruptedOnce(Turnstile):
+    """A turnstile whose first turn is interrupted before it is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.interrupted = False
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        if not self.interrupted:
+            self.interrupted = True
+            raise KeyboardInterrupt
+        with super().turn():
+            yield
+
+
+def test_a_leader_interrupted_before_its_turn_leaves_the_lead_free() -> None:
+    engine, reads = FakeEngine(), InterruptedOnce()
+    batcher = SearchBatcher(reads, engine.query_batch)
+    with pytest.raises(KeyboardInterrupt):
+        batcher.query_batch(search(1))
+    assert batcher.waiting == 0
+    answered: list[object] = []
+    later = threading.Thread(target=lambda: answered.append(batcher.query_batch(search(2))))
+    later.start()
+    later.join(timeout=10)
+    assert answered == [[[Hit("2", 0.0, {})]]]
+    assert engine.calls == [[2]]
