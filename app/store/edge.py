@@ -366,7 +366,13 @@ class EdgeStore:
 
     @guarded()
     def count(self, filter: models.Filter | None = None) -> int:
-        if filter is not None and (documents := self._facets.count(filter)) is not None:
+        if filter is None:
+            # Every point, from the segments' counters: the served shard never optimizes in
+            # place, so they count each live point once. An exact count scans the points (~90
+            # ms at 1M, again after every write): a status read or a metrics scrape held every
+            # search that long while documents came in.
+            return int(self._shard.info().points_count)
+        if (documents := self._facets.count(filter)) is not None:
             return documents
         request = qe.CountRequest(exact=True, filter=translate.filter_(filter))
         return self._memo.get(("count", filter_key(filter)), lambda: self._shard.count(request))

@@ -3,6 +3,7 @@
 import threading
 from pathlib import Path
 
+import qdrant_edge as qe
 from qdrant_client.http import models
 
 from app.store.edge import EdgeStore
@@ -70,3 +71,25 @@ def test_the_oldest_answer_goes_first_when_full() -> None:
     memo.get("a", lambda: 0)  # used again: now the newest
     memo.get("c", lambda: 3)
     assert (memo.get("a", lambda: 0), memo.get("b", lambda: 0)) == (1, 0)
+
+
+def test_the_count_of_every_point_is_the_engines_exact_count(tmp_path: Path) -> None:
+    """Read from the segments' counters: after new points, re-sent ones, deletes, a reopen and
+    an optimize, it is what an exact count of the engine says."""
+    store = EdgeStore(tmp_path, "c")
+
+    def exact() -> int:
+        return int(store._shard.count(qe.CountRequest(exact=True)))
+
+    store.upsert([point(n, "a") for n in range(30)])
+    assert store.count() == exact() == 30
+    store.upsert([point(n, "b") for n in range(10)])  # re-sent: new versions, old ones dropped
+    assert store.count() == exact() == 30
+    store.delete(models.Filter(must=[models.HasIdCondition(has_id=[point(0, "b").id])]))
+    assert store.count() == exact() == 29
+    store.close()
+    store = EdgeStore(tmp_path, "c")
+    store.optimize()
+    store.upsert([point(n, "c") for n in range(40)])
+    assert store.count() == exact() == 40
+    store.close()
