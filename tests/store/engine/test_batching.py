@@ -2,8 +2,7 @@
 
 import random
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -16,19 +15,13 @@ from app.store.engine.batching import SearchBatcher
 from app.store.engine.turnstile import Turnstile
 from app.store.errors import StoreError
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR, TAGS
+from tests.store.engine.test_turnstile import wait_until
 
 BAD = 13  # a query with this limit fails the fake engine's call
 
 
-def _wait_until(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + 10
-    while not condition():
-        assert time.monotonic() < deadline
-        time.sleep(0.001)
-
-
 def _wait_for_waiting(batcher: SearchBatcher, count: int) -> None:
-    _wait_until(lambda: batcher.waiting == count)
+    wait_until(lambda: batcher.waiting == count)
 
 
 class FakeEngine:
@@ -111,7 +104,7 @@ def test_a_search_that_comes_during_a_call_leads_the_next() -> None:
     batcher = SearchBatcher(reads, slow_engine)
     assert batcher.query_batch(search(1)) == [[Hit("1", 0.0, {})]]
     assert later_arrived.is_set()
-    _wait_until(lambda: len(later) == 1)
+    wait_until(lambda: len(later) == 1)
     assert later == [[[Hit("2", 0.0, {})]]]
     assert calls == [[1], [2]]
     assert batcher.query_batch(search(3)) == [[Hit("3", 0.0, {})]]  # the lead is free again

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from app.store.engine.turnstile import Turnstile
 
 
-def _wait_until(condition: Callable[[], bool]) -> None:
+def wait_until(condition: Callable[[], bool]) -> None:
+    """Polls `condition` until it holds; fails after 10 s."""
     deadline = time.monotonic() + 10
     while not condition():
         assert time.monotonic() < deadline
@@ -38,7 +39,7 @@ def test_waiting_reads_enter_in_the_order_they_arrived() -> None:
             thread = threading.Thread(target=read, args=(number,))
             thread.start()
             threads.append(thread)
-            _wait_until(lambda: turnstile.waiting == len(threads))  # in the queue
+            wait_until(lambda: turnstile.waiting == len(threads))  # in the queue
     for thread in threads:
         thread.join()
     assert entered == list(range(8))
