@@ -74,7 +74,6 @@ class SearchBatcher:
                 else:
                     self._leading = False
             for ask in asks:
-                ask.leads = False
                 ask.woken.set()
 
     def _answer(self, asks: list[_Ask]) -> None:
