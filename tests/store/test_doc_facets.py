@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,6 +28,7 @@ from app.filters.selectors import (
 from app.filters.spec import FilterSpec
 from app.store import fields
 from app.store.base import Hit
+from app.store.doc_facets import chunks_kept
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 
@@ -261,6 +263,16 @@ def test_keeps_fewer_answers_as_the_count_does_documents_or_chunks(pair: Pair) -
             assert memory.keeps_fewer(first, limit) is (kept_documents < limit)
     unguarded = models.Filter(must=[FIRST_CHUNK])  # a placeholder could match: the engine
     assert memory.keeps_fewer(unguarded, 5) is None
+
+
+@pytest.mark.parametrize("share", [0.0, 0.001, 0.1, 0.2, 0.5, 1.0])
+def test_chunks_kept_sums_the_rows_a_mask_keeps_whatever_their_share(share: float) -> None:
+    """Narrow masks are gathered and wide ones summed in one pass: both give the plain sum."""
+    rng = np.random.default_rng(7)
+    chunks = rng.integers(0, 40, 20_000).astype(np.int32)
+    mask = rng.random(20_000) < share
+    expected = sum(int(c) for c, kept in zip(chunks, mask, strict=True) if kept)
+    assert chunks_kept(chunks, mask) == expected
 
 
 def test_the_search_filter_is_answered_from_memory(pair: Pair) -> None:
