@@ -7,6 +7,13 @@ built 2.4-3.3x faster, a graph search 3.7x faster, recall@10 against exact searc
 with 2x oversampling, as float32 (0.98 without). A search scored exactly (a narrow filter) reads
 the originals: quantization neither helps nor harms it.
 
+1.5x, not 2x: the service asks 100 candidates a leg, so the oversampling sets the graph's beam
+(150 against 200), which costs more than in proportion under the access rule. At 1M chunks,
+the dense leg under the access rule 5.1 against 8.5 ms (recall@10 0.995 against 1.0,
+recall@50 0.985 against 0.994, 40 queries against an exact search); at 100k (users' corpus)
+1.22 against 1.71 ms, recall@10 0.995 both; Vaswani nDCG@10 of the default 0.5191 against
+0.519 (docs/benchmarks.md, "Fifth pass").
+
 Not an index setting (`app.index_settings`): it changes no stored vector, only how the engine
 searches them, so an index written before is served as it is, and a generation picks it up when
 a rebuild or an offline optimize re-indexes its segments."""
@@ -14,7 +21,7 @@ a rebuild or an offline optimize re-indexes its segments."""
 from qdrant_client.http import models
 
 QUANTILE = 0.99  # the int8 range spans the values' central 99 %; the extremes are clipped
-OVERSAMPLING = 2.0
+OVERSAMPLING = 1.5
 
 
 def rescored() -> models.SearchParams:
