@@ -144,7 +144,12 @@ def build_services(
 def load_services(state: AppState, store: Store, dense: DenseEncoder | None) -> None:
     """Runs in a thread at start-up so /healthz answers while the model loads."""
     try:
-        state.services = build_services(state.settings, store, dense, state.metrics)
+        services = build_services(state.settings, store, dense, state.metrics)
+        try:
+            services.search.service.warm_up()
+        except Exception:  # the searches that follow meet the fault with their own errors
+            log.warning("the warm-up search failed", exc_info=True)
+        state.services = services
         log.info("engine ready after %.1f s", time.monotonic() - state.started_at)
     except Exception as exc:
         log.exception("the engine failed to start")

@@ -9,6 +9,7 @@ from enum import StrEnum
 
 from app.auth import Principal
 from app.filters.conditions import FACET_KEYS, SearchFilter, search_filter
+from app.filters.selectors import chunks
 from app.filters.spec import FilterSpec
 from app.search.algorithms import (
     CANDIDATE_KEYS,
@@ -35,6 +36,7 @@ MAX_DEPTH = 40_000
 DATE_SORT_DEPTH = 1_000  # a date sort reads every match: start deeper, fewer rounds
 STRONG_COUNT_DEPTH = 1_000  # strong_only counts its matches this deep at least (else a bound)
 FACET_LIMIT = 100
+WARM_UP_TEXT = "the first search after a start"
 
 
 class Granularity(StrEnum):
@@ -249,6 +251,26 @@ class SearchService:
         if query.algorithm is Algorithm.BM25:
             return Bm25(self.store, query.feedback)
         return Hybrid(self.store, query.fusion, self.rrf_k, query.dense_weight, query.feedback)
+
+    def warm_up(self) -> None:
+        """A default search of every chunk before the service says it is ready, its answer
+        dropped (no user asks it: nothing of it leaves this method). The first search after a
+        start otherwise pays for the first calls of the query model, of the engine's search
+        structures and of the code between them: at 1M chunks its search took 36-48 ms where
+        the next ones took 15-26 ms, in the first second's p99."""
+        query = SearchQuery(text=WARM_UP_TEXT)
+        algorithm = self.algorithm_for(query)
+        encoded = self.encoder.encode(
+            query.text, dense=algorithm.needs_dense, sparse=algorithm.needs_sparse
+        )
+        hits = algorithm.candidates(
+            query=encoded,
+            where=chunks(),
+            depth=BASE_DEPTH,
+            score_threshold=None,
+            payload_keys=NO_PAYLOAD,
+        )
+        self._with_payloads(hits[: query.limit])
 
     def search(self, principal: Principal, query: SearchQuery) -> SearchOutcome:
         started = time.perf_counter()
