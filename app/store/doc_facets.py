@@ -20,6 +20,7 @@ import numpy.typing as npt
 from qdrant_client.http import models
 
 from app.store import fields
+from app.store.parted_map import PartedMap
 
 Mask = npt.NDArray[np.bool_]
 
@@ -99,7 +100,7 @@ class _Field:
         self.rows = _Growable("int32")
         self.values = _Growable("int32" if keyword else "int64")  # codes, or the numbers
         # Value -> code; None after a restore of a large vocabulary until it is numbered.
-        self.codes: dict[str, int] | None = {}
+        self.codes: PartedMap[int] | None = PartedMap()
         self.vocabulary: list[str] = []
 
     def values_of(self, raw: object) -> list[int]:
@@ -157,7 +158,7 @@ class DocumentFacets:
         self._numbering = threading.Lock()  # `number`: the upkeep's thread and the first write
         # Point id -> row; None after a restore until `number` builds it (at the open it took
         # 0.6 s of a 1M-document start, and the large vocabularies' codes as much again).
-        self._row_of: dict[str, int] | None = {}
+        self._row_of: PartedMap[int] | None = PartedMap()
         # Per row: its document's chunks (total_chunks), 0 once replaced or deleted; its point id.
         self._chunks = _Growable("int32")
         self._ids = _Growable(POINT_ID)
@@ -198,7 +199,7 @@ class DocumentFacets:
             new_ids: list[str] = []
             new_chunks: list[int] = []
             for id_ in dict.fromkeys(ids):
-                row = row_of.pop(id_, None)
+                row = row_of.pop(id_)
                 if row is not None:
                     self._chunks.view()[row] = 0
                 payload = payloads.get(id_)
@@ -219,7 +220,7 @@ class DocumentFacets:
                 self._fields[key].values.extend(values)
             self._compact_if_sparse(row_of)
 
-    def number(self) -> dict[str, int]:
+    def number(self) -> PartedMap[int]:
         """The id -> row map and the codes of the large vocabularies, built after a restore by
         the first write (~5 s at 1M documents; the engine is not kept from being ready, and an
         index that is only searched never pays). Writes come one at a time (the store's write
@@ -242,13 +243,13 @@ class DocumentFacets:
                     field.codes = _codes_of(field.vocabulary)
             return self._row_of
 
-    def _compact_if_sparse(self, row_of: dict[str, int]) -> None:
+    def _compact_if_sparse(self, row_of: PartedMap[int]) -> None:
         """Replaced and deleted rows are only marked dead; renumber once they are the most."""
         dead = self._chunks.size - len(row_of)
         if dead > max(1024, len(row_of)):
             self._compact(row_of)
 
-    def _compact(self, row_of: dict[str, int]) -> None:
+    def _compact(self, row_of: PartedMap[int]) -> None:
         self._masks.clear()  # the rows are numbered anew
         chunks = self._chunks.view()
         alive = chunks > 0
@@ -258,7 +259,7 @@ class DocumentFacets:
             keep = alive[rows]
             field.rows.replace(renumbered[rows[keep]])
             field.values.replace(values[keep])
-        self._row_of = {id_: int(renumbered[row]) for id_, row in row_of.items()}
+        self._row_of = PartedMap((id_, int(renumbered[row])) for id_, row in row_of.items())
         self._chunks.replace(chunks[alive])
         self._ids.replace(self._ids.view()[alive])
 
@@ -309,7 +310,9 @@ class DocumentFacets:
                 if len(field.vocabulary) > ROWS_PER_SLICE:
                     field.codes = None  # numbered in slices by `number`
                 else:
-                    field.codes = {value: code for code, value in enumerate(field.vocabulary)}
+                    field.codes = PartedMap(
+                        (value, code) for code, value in enumerate(field.vocabulary)
+                    )
         facets.loaded = True
         return facets
 
@@ -492,17 +495,17 @@ class DocumentFacets:
 
 def _built_in_slices(
     size: int, pairs: Callable[[int, int], Iterable[tuple[str, int]]]
-) -> dict[str, int]:
+) -> PartedMap[int]:
     """A map of `size` entries, `pairs(a, b)` gives those from a to b; a slice at a time,
-    pausing between (see `DocumentFacets.number`)."""
-    built: dict[str, int] = {}
+    pausing between (see `DocumentFacets.number`), in parts (no slice rehashes the whole)."""
+    built: PartedMap[int] = PartedMap()
     for start in range(0, size, ROWS_PER_SLICE):
         built.update(pairs(start, min(size, start + ROWS_PER_SLICE)))
         time.sleep(SLICE_PAUSE_S)
     return built
 
 
-def _codes_of(words: list[str]) -> dict[str, int]:
+def _codes_of(words: list[str]) -> PartedMap[int]:
     return _built_in_slices(len(words), lambda a, b: zip(words[a:b], range(a, b), strict=True))
 
 
