@@ -222,12 +222,12 @@ class DocumentFacets:
 
     def number(self) -> PartedMap[int]:
         """The id -> row map and the codes of the large vocabularies, built after a restore by
-        the first write (~5 s at 1M documents; the engine is not kept from being ready, and an
-        index that is only searched never pays). Writes come one at a time (the store's write
-        lock), so only one call builds them. A slice at a time, with a pause between:
-        one C call over 1M ids held the GIL, and every search, for 0.57 s; back-to-back 10 ms
-        slices still made the searches meanwhile take 135-450 ms (a search hands the GIL back
-        at each of its engine calls' I/O)."""
+        the upkeep's thread from the open, or by a first write before it is done (~5 s at 1M
+        documents; the engine is not kept from being ready). Writes come one at a time (the
+        store's write lock), so only one call builds them. A slice at a time, with a pause
+        between: one C call over 1M ids held the GIL, and every search, for 0.57 s;
+        back-to-back 10 ms slices still made the searches meanwhile take 135-450 ms (a search
+        hands the GIL back at each of its engine calls' I/O)."""
         with self._numbering:
             if self._row_of is None:
                 rows = np.flatnonzero(self._chunks.view())

@@ -20,7 +20,7 @@ class PartedMap(Generic[V]):
         return self._parts[hash(key) % PARTS]
 
     def get(self, key: str) -> V | None:
-        return self._parts[hash(key) % PARTS].get(key)
+        return self._part(key).get(key)
 
     def pop(self, key: str) -> V | None:
         return self._part(key).pop(key, None)
@@ -29,9 +29,8 @@ class PartedMap(Generic[V]):
         self._part(key)[key] = value
 
     def update(self, pairs: Iterable[tuple[str, V]]) -> None:
-        parts = self._parts
         for key, value in pairs:
-            parts[hash(key) % PARTS][key] = value
+            self._part(key)[key] = value
 
     def __len__(self) -> int:
         return sum(len(part) for part in self._parts)
