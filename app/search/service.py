@@ -252,6 +252,13 @@ class SearchService:
             return Bm25(self.store, query.feedback)
         return Hybrid(self.store, query.fusion, self.rrf_k, query.dense_weight, query.feedback)
 
+    def _encode(self, algorithm: SearchAlgorithm, query: SearchQuery) -> Encoded:
+        if query.browse:
+            return Encoded()
+        return self.encoder.encode(
+            query.text, dense=algorithm.needs_dense, sparse=algorithm.needs_sparse
+        )
+
     def warm_up(self) -> None:
         """A default search of every chunk before the service says it is ready, its answer
         dropped (no user asks it: nothing of it leaves this method). The first search after a
@@ -260,11 +267,8 @@ class SearchService:
         the next ones took 15-26 ms, in the first second's p99."""
         query = SearchQuery(text=WARM_UP_TEXT)
         algorithm = self.algorithm_for(query)
-        encoded = self.encoder.encode(
-            query.text, dense=algorithm.needs_dense, sparse=algorithm.needs_sparse
-        )
         hits = algorithm.candidates(
-            query=encoded,
+            query=self._encode(algorithm, query),
             where=chunks(),
             depth=BASE_DEPTH,
             score_threshold=None,
@@ -275,13 +279,7 @@ class SearchService:
     def search(self, principal: Principal, query: SearchQuery) -> SearchOutcome:
         started = time.perf_counter()
         algorithm = self.algorithm_for(query)
-        encoded = (
-            Encoded()
-            if query.browse
-            else self.encoder.encode(
-                query.text, dense=algorithm.needs_dense, sparse=algorithm.needs_sparse
-            )
-        )
+        encoded = self._encode(algorithm, query)
         search_started = time.perf_counter()
         where = search_filter(principal, query.spec)
         verification = _Verification(self.verifier.budget() if self.verifier else None)
