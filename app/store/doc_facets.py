@@ -342,6 +342,28 @@ class DocumentFacets:
                 return rows < limit
             return self._chunk_total(mask) < limit
 
+    def documents_kept(
+        self, selector: models.Filter, limit: int, narrower: int
+    ) -> list[str] | None:
+        """The keys of the documents `selector` keeps, if there are at most `limit` of them and
+        `narrower` times fewer than the rows of its narrowest top-level condition (None: not
+        so, or not evaluable here)."""
+        with self._lock:
+            kept = self._kept(selector)
+            if kept is None:
+                return None
+            rows = np.flatnonzero(kept[0]).astype(np.int32)
+            if rows.size > limit or rows.size * narrower > self._narrowest(selector):
+                return None
+            keys = self._values_at(fields.DOC_KEY, rows)
+        return None if None in keys else keys
+
+    def _narrowest(self, selector: models.Filter) -> int:
+        """The rows of the narrowest condition of `selector.must` (each one's mask is kept since
+        `_kept` evaluated it)."""
+        counts = [np.count_nonzero(self._condition(c)) for c in _listed(selector.must)]
+        return int(min(counts, default=self._chunks.size))
+
     def payloads(self, ids: Sequence[str], keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The `keys` (of RECALLED_KEYS) of the points among `ids` that are documents' first
         chunks, as the engine holds them; the others are left out, for the engine to read (all

@@ -8,6 +8,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -15,7 +16,7 @@ import qdrant_edge as qe
 from qdrant_client.http import models
 
 from app.index_settings import IndexSettings
-from app.store import facet_snapshot, fields, index_format, quantization, translate
+from app.store import facet_snapshot, fields, index_format, narrowing, quantization, translate
 from app.store.base import Copied, Hit, Query, VectorIndex
 from app.store.copies import check_room_for_copy, shard_copied
 from app.store.errors import IndexConflict, StorageFull, guarded
@@ -128,6 +129,9 @@ class EdgeStore:
             self._layout.remove_other_generations(keep=self._path)
             self._layout.remove_backup_leftovers()
         self._write_lock = threading.Lock()
+        # Writes begun and done: a search narrowed by the facet index (`_ask`) is asked again
+        # if one began meanwhile, since the index takes a write after the shard does.
+        self._writes_begun = self._writes_done = 0
         self.on_write: WriteHook | None = None  # called under the write lock after each write
         # Counts and facets scan every point under their filter; a search asks the same ones
         # for every query text (they depend on the filter only), and this process sees every
@@ -233,28 +237,59 @@ class EdgeStore:
         with self._write_lock:
             listed = self._upkeep.before_write(touched_by)
             ids = touched if touched is not None else listed
+            self._writes_begun += 1
             try:
                 self._shard.update(operation)
             finally:
-                self._memo.invalidate()
                 self._upkeep.after_write(ids)
+                self._memo.invalidate()  # after: nothing read from the index before it is kept
+                self._writes_done += 1
             if self.on_write is not None:
                 self.on_write(*call)
 
-    @guarded()
     def query(self, q: Query) -> list[Hit]:
-        return self._with_payloads(
-            self._shard.query(_request(q, self._scored_exactly(q))), q.payload_keys
-        )
+        return self.query_batch([q])[0]
 
     @guarded()
     def query_batch(self, queries: Sequence[Query]) -> list[list[Hit]]:
-        requests = [_request(q, self._scored_exactly(q)) for q in queries]
-        answers = self._shard.query_batch(qe.QueryBatchRequest(queries=requests))
         return [
             self._with_payloads(scored, q.payload_keys)
-            for scored, q in zip(answers, queries, strict=True)
+            for scored, q in zip(self._ask(queries), queries, strict=True)
         ]
+
+    def _ask(self, queries: Sequence[Query]) -> list[list[Any]]:
+        """The engine's answers, each filter narrowed where the facet index pays (`narrowing`);
+        asked again as they came if a write began meanwhile (the index may lag the shard)."""
+        writes = self._writes_begun
+        exact = [self._scored_exactly(q) for q in queries]
+        asked = list(queries)
+        if writes == self._writes_done:  # no write half done: the index is the shard's
+            asked = [self._narrowed(q) for q in queries]
+        answers = self._answers(asked, exact)
+        narrowed = any(a is not q for a, q in zip(asked, queries, strict=True))
+        if narrowed and self._writes_begun != writes:
+            answers = self._answers(queries, exact)
+        return answers
+
+    def _answers(self, queries: Sequence[Query], exact: list[bool]) -> list[list[Any]]:
+        requests = [_request(q, e) for q, e in zip(queries, exact, strict=True)]
+        return cast(
+            list[list[Any]], self._shard.query_batch(qe.QueryBatchRequest(queries=requests))
+        )
+
+    def _narrowed(self, q: Query) -> Query:
+        """`q` with its filter narrowed to the documents it keeps, kept until the next write
+        (the searches of one user ask the same filter for every text, and both branches)."""
+        selector = q.filter
+        if selector is None or q.prefetch or not self._facets.ready:
+            return q
+        keys = self._memo.get(
+            ("documents kept", filter_key(selector)),
+            lambda: self._facets.documents_kept(
+                selector, narrowing.MAX_DOCUMENTS, narrowing.NARROWER
+            ),
+        )
+        return q if keys is None else replace(q, filter=narrowing.narrowed(selector, keys))
 
     def _scored_exactly(self, q: Query) -> bool:
         """A dense query whose filter keeps fewer than EXACT_BELOW_CHUNKS chunks (see there),

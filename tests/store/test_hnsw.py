@@ -212,7 +212,7 @@ def test_status_on_a_qdrant_server_reports_no_estimate(tmp_path: Path) -> None:
 
 
 class _Recording:
-    """The engine's shard, recording the query requests it is sent."""
+    """The engine's shard, recording the query requests it is sent, alone or in a batch."""
 
     def __init__(self, shard: Any) -> None:
         self.shard = shard
@@ -221,6 +221,10 @@ class _Recording:
     def query(self, request: Any) -> Any:
         self.requests.append(request)
         return self.shard.query(request)
+
+    def query_batch(self, request: Any) -> Any:
+        self.requests.extend(request.queries)
+        return self.shard.query_batch(request)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.shard, name)
