@@ -8,7 +8,6 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -45,14 +44,15 @@ DEFAULT_MIN_FREE_BYTES = 256 * 2**20  # a few WAL segments (32 MiB each) and seg
 WriteHook = Callable[[str, tuple[Any, ...]], None]
 
 
-def _request(q: Query, exact: bool = False) -> qe.QueryRequest:
-    """Ids and scores only: payloads are read by id after (`EdgeStore._with_payloads`)."""
+def _request(q: Query, exact: bool, edge_filter: qe.Filter | None) -> qe.QueryRequest:
+    """Ids and scores only: payloads are read by id after (`EdgeStore._with_payloads`).
+    `edge_filter`: `q.filter` as the engine takes it (`EdgeStore._engine_filter`)."""
     return qe.QueryRequest(
         limit=q.limit,
         offset=q.offset,
         query=translate.query(q.query, q.using),
         prefetches=[translate.prefetch(_rescored(p)) for p in q.prefetch] or None,
-        filter=translate.filter_(q.filter),
+        filter=edge_filter,
         score_threshold=q.score_threshold,
         with_payload=False,
         params=EXACT if exact else _search_params(q.using),
@@ -137,6 +137,7 @@ class EdgeStore:
         # for every query text (they depend on the filter only), and this process sees every
         # write (the directory is locked to it), so they are kept until the next write.
         self._memo = ReadMemo()
+        self._filters = ReadMemo(size=64)  # the engine's filters; a narrowed one is large
         self._upkeep = FacetUpkeep(self._shard, self._path, self._write_lock, facet_index)
         self._facets = self._upkeep.facets
         self._closing = threading.Event()
@@ -242,7 +243,9 @@ class EdgeStore:
                 self._shard.update(operation)
             finally:
                 self._upkeep.after_write(ids)
-                self._memo.invalidate()  # after: nothing read from the index before it is kept
+                # After it: nothing read from the facet index before the write is kept.
+                self._memo.invalidate()
+                self._filters.invalidate()
                 self._writes_done += 1
             if self.on_write is not None:
                 self.on_write(*call)
@@ -261,45 +264,52 @@ class EdgeStore:
         """The engine's answers, each filter narrowed where the facet index pays (`narrowing`);
         asked again as they came if a write began meanwhile (the index may lag the shard)."""
         writes = self._writes_begun
+        settled = writes == self._writes_done  # no write half done: the index is the shard's
         exact = [self._scored_exactly(q) for q in queries]
-        asked = list(queries)
-        if writes == self._writes_done:  # no write half done: the index is the shard's
-            asked = [self._narrowed(q) for q in queries]
-        answers = self._answers(asked, exact)
-        narrowed = any(a is not q for a, q in zip(asked, queries, strict=True))
-        if narrowed and self._writes_begun != writes:
-            answers = self._answers(queries, exact)
+        filters = [self._engine_filter(q.filter, narrow=settled) for q in queries]
+        answers = self._answers(queries, exact, [edge_filter for edge_filter, _ in filters])
+        if self._writes_begun != writes and any(narrowed for _, narrowed in filters):
+            answers = self._answers(queries, exact, [translate.filter_(q.filter) for q in queries])
         return answers
 
-    def _answers(self, queries: Sequence[Query], exact: list[bool]) -> list[list[Any]]:
-        requests = [_request(q, e) for q, e in zip(queries, exact, strict=True)]
+    def _answers(
+        self, queries: Sequence[Query], exact: list[bool], filters: list[qe.Filter | None]
+    ) -> list[list[Any]]:
+        requests = [_request(*asked) for asked in zip(queries, exact, filters, strict=True)]
         return cast(
             list[list[Any]], self._shard.query_batch(qe.QueryBatchRequest(queries=requests))
         )
 
-    def _narrowed(self, q: Query) -> Query:
-        """`q` with its filter narrowed to the documents it keeps, kept until the next write
-        (the searches of one user ask the same filter for every text, and both branches)."""
-        selector = q.filter
-        if selector is None or q.prefetch or not self._facets.ready:
-            return q
-        keys = self._memo.get(
-            ("documents kept", filter_key(selector)),
-            lambda: self._facets.documents_kept(
-                selector, narrowing.MAX_DOCUMENTS, narrowing.NARROWER
-            ),
-        )
-        return q if keys is None else replace(q, filter=narrowing.narrowed(selector, keys))
+    def _engine_filter(
+        self, selector: models.Filter | None, narrow: bool
+    ) -> tuple[qe.Filter | None, bool]:
+        """`selector` as the engine takes it, and whether it was narrowed to the documents it
+        keeps; kept until the next write (one user's searches ask the same filter for every
+        text, and in both branches)."""
+        if selector is None or not narrow or not self._facets.ready:
+            return translate.filter_(selector), False
+        return self._filters.get(filter_key(selector), lambda: self._narrowed(selector))
+
+    def _narrowed(self, selector: models.Filter) -> tuple[qe.Filter, bool]:
+        keys = self._facets.documents_kept(selector, narrowing.MAX_DOCUMENTS, narrowing.NARROWER)
+        if keys is None:
+            return translate.filter_(selector), False
+        return translate.filter_(narrowing.narrowed(selector, keys)), True
 
     def _scored_exactly(self, q: Query) -> bool:
         """A dense query whose filter keeps fewer than EXACT_BELOW_CHUNKS chunks (see there),
-        counted by the facet index, or by the engine while that index is still being loaded
-        (the first seconds after an unclean stop: searches are answered meanwhile)."""
-        if q.using != DENSE_VECTOR or q.filter is None:
+        counted by the facet index (kept until the next write), or by the engine while that
+        index is still being loaded (the first seconds after an unclean stop: searches are
+        answered meanwhile)."""
+        selector = q.filter
+        if q.using != DENSE_VECTOR or selector is None:
             return False
-        fewer = self._facets.keeps_fewer(q.filter, EXACT_BELOW_CHUNKS)
-        if fewer is None and self._facets.loading:
-            return self.count(q.filter) < EXACT_BELOW_CHUNKS
+        if self._facets.loading:
+            return self.count(selector) < EXACT_BELOW_CHUNKS
+        fewer = self._memo.get(
+            ("fewer", filter_key(selector)),
+            lambda: self._facets.keeps_fewer(selector, EXACT_BELOW_CHUNKS),
+        )
         return fewer is True
 
     def _with_payloads(self, scored: list[Any], payload_keys: Sequence[str] | None) -> list[Hit]:

@@ -11,6 +11,7 @@ from qdrant_client.http import models
 
 from app.auth import Principal
 from app.filters.conditions import search_filter
+from app.filters.selectors import of_document
 from app.filters.spec import FilterSpec
 from app.store import fields, narrowing
 from app.store.base import Hit, Query
@@ -88,29 +89,38 @@ def test_a_narrow_combination_is_asked_as_its_documents_with_the_same_answers(
     store: EdgeStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     selector = both_tags("alice")
-    asked = store._narrowed(searches(selector)[0]).filter
-    assert asked is not None and asked != selector
-    assert asked.must[0] == models.FieldCondition(  # type: ignore[index]
-        key=fields.DOC_KEY, match=models.MatchAny(any=["note:0"])
-    )
-    assert any(getattr(c, "key", None) == fields.READERS for c in asked.must)  # type: ignore[union-attr]
+    kept = store._facets.documents_kept(selector, narrowing.MAX_DOCUMENTS, narrowing.NARROWER)
+    assert kept == ["note:0"]
+    assert store._engine_filter(selector, narrow=True)[1]
     narrowed = [store.query(q) for q in searches(selector)]
     assert [doc_keys(hits) for hits in narrowed] == [{"note:0"}, {"note:0"}]
     assert all(len(hits) == 2 for hits in narrowed)  # both chunks of the document
     monkeypatch.setattr(narrowing, "NARROWER", 10**9)
-    store._memo.invalidate()
-    assert store._narrowed(searches(selector)[0]).filter is selector
+    store._filters.invalidate()
+    assert not store._engine_filter(selector, narrow=True)[1]
     assert [answered(store.query(q)) for q in searches(selector)] == [
         answered(hits) for hits in narrowed
     ]
+
+
+def test_the_narrowed_filter_keeps_the_access_rule_and_what_tells_chunks_apart() -> None:
+    selector = search_filter(Principal("alice", ("eng",)), FilterSpec(tags_all=("a", "b")))
+    first_chunks = selector.selector(first_chunk=True)
+    asked = narrowing.narrowed(first_chunks, ["note:3"])
+    assert isinstance(asked.must, list)
+    conditions = [c for c in asked.must if isinstance(c, models.FieldCondition)]
+    assert conditions[0] == models.FieldCondition(
+        key=fields.DOC_KEY, match=models.MatchAny(any=["note:3"])
+    )
+    assert {c.key for c in conditions[1:]} == {fields.READERS, fields.CHUNK_INDEX}
+    assert len(asked.must) == len(conditions)  # nothing nested in this filter to keep
 
 
 def test_a_filter_not_far_narrower_than_its_conditions_is_asked_as_it_came(
     store: EdgeStore,
 ) -> None:
     one_tag = search_filter(Principal("alice"), FilterSpec(tags=("red",))).selector()
-    query = searches(one_tag)[0]
-    assert store._narrowed(query) is query
+    assert not store._engine_filter(one_tag, narrow=True)[1]
     everyone = search_filter(Principal("alice"), FilterSpec()).selector()
     assert store._facets.documents_kept(everyone, 10, 1) is None  # over the limit
 
@@ -162,12 +172,12 @@ def test_no_search_is_narrowed_while_a_write_is_half_done(
 ) -> None:
     """Between the shard taking a write and the facet index reading it back, the index may
     name documents the shard no longer holds as it did."""
-    narrowed: list[Query] = []
+    narrowed: list[models.Filter] = []
     real = store._narrowed
 
-    def counted(query: Query) -> Query:
-        narrowed.append(query)
-        return real(query)
+    def counted(selector: models.Filter) -> Any:
+        narrowed.append(selector)
+        return real(selector)
 
     monkeypatch.setattr(store, "_narrowed", counted)
     store._writes_begun += 1
@@ -175,4 +185,15 @@ def test_no_search_is_narrowed_while_a_write_is_half_done(
     assert narrowed == []
     store._writes_done += 1
     store.query_batch(searches(both_tags("alice")))
-    assert len(narrowed) == 2
+    assert len(narrowed) == 1  # one filter, both branches: kept until the next write
+
+
+def test_a_write_changes_the_next_narrowed_search(store: EdgeStore) -> None:
+    """The narrowed filter is kept for the searches after it, until the next write."""
+    query = searches(both_tags("alice"))[0]
+    assert doc_keys(store.query(query)) == {"note:0"}
+    assert doc_keys(store.query(query)) == {"note:0"}
+    store.upsert([point(2, ["red", "blue"], "alice", chunk) for chunk in range(2)])
+    assert doc_keys(store.query(query)) == {"note:0", "note:2"}
+    store.delete(models.Filter(must=[of_document("note:0")]))
+    assert doc_keys(store.query(query)) == {"note:2"}

@@ -190,8 +190,8 @@ def test_dense_legs_are_sent_with_oversampling_and_rescoring(
     sent: list[Any] = []
     request = edge._request
 
-    def recording(q: Query, exact: bool = False) -> Any:
-        sent.append(request(q, exact))
+    def recording(q: Query, exact: bool, edge_filter: Any) -> Any:
+        sent.append(request(q, exact, edge_filter))
         return sent[-1]
 
     monkeypatch.setattr(edge, "_request", recording)
