@@ -45,9 +45,12 @@ _RECALLED_FROM = (fields.DOC_TYPE, fields.DOC_KEY, fields.MODIFIED_AT)  # the fi
 POINT_ID = "S36"  # a point id as the engine spells it (a UUID, or a number)
 MASKS_KEPT = 64
 # Numbering a restored index (its id -> row map, its large vocabularies): ~0.6 ms of work at a
-# time, then a pause that lets a search have the GIL.
+# time, then a pause that lets the searches have the GIL. At 1M documents a 3 ms pause numbers
+# in 12.6 s after the open (6.4 s with 1 ms), and the searches of the first 12 s after
+# `/readyz` took p99 35.5-37.5 ms against 37.9-43.1, the slowest of the first second 40.4-40.8
+# against 48.9-70.8 (three alternated starts each, 2026-12-04 22:10 UTC, load 1.3-1.8).
 ROWS_PER_SLICE = 1024
-SLICE_PAUSE_S = 0.001
+SLICE_PAUSE_S = 0.003
 
 
 class Unsupported(Exception):
@@ -222,7 +225,7 @@ class DocumentFacets:
 
     def number(self) -> PartedMap[int]:
         """The id -> row map and the codes of the large vocabularies, built after a restore by
-        the upkeep's thread from the open, or by a first write before it is done (~5 s at 1M
+        the upkeep's thread from the open, or by a first write before it is done (~12 s at 1M
         documents; the engine is not kept from being ready). Writes come one at a time (the
         store's write lock), so only one call builds them. A slice at a time, with a pause
         between: one C call over 1M ids held the GIL, and every search, for 0.57 s;
