@@ -364,7 +364,7 @@ class DocumentFacets:
     def _narrowest(self, selector: models.Filter) -> int:
         """The rows of the narrowest condition of `selector.must` (each one's mask is kept since
         `_kept` evaluated it)."""
-        counts = [np.count_nonzero(self._condition(c)) for c in _listed(selector.must)]
+        counts = [np.count_nonzero(self._condition(c)) for c in listed(selector.must)]
         return int(min(counts, default=self._chunks.size))
 
     def payloads(self, ids: Sequence[str], keys: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -433,7 +433,7 @@ class DocumentFacets:
     def _chunks_matching(self, selector: models.Filter) -> Mask | None:
         """The rows of the documents whose chunks `selector` selects: a filter of chunks
         (`kind`, or the access rule) on fields every chunk of a document shares; else None."""
-        if not self.ready or not _keeps_to_chunks(_listed(selector.must)):
+        if not self.ready or not _keeps_to_chunks(listed(selector.must)):
             return None
         if fields.CHUNK_INDEX in _keys(selector):
             return None
@@ -445,7 +445,7 @@ class DocumentFacets:
     def _documents_matching(self, selector: models.Filter) -> Mask | None:
         """Live rows matching `selector`, or None if it may match points that are not documents
         or cannot be evaluated here."""
-        must = _listed(selector.must)
+        must = listed(selector.must)
         if not self.ready or MEMBERSHIP[1] not in must or not _keeps_to_chunks(must):
             return None
         try:
@@ -457,12 +457,12 @@ class DocumentFacets:
         if flt.min_should is not None:
             raise Unsupported("min_should")
         mask: Mask = self._chunks.view() != 0
-        for condition in _listed(flt.must):
+        for condition in listed(flt.must):
             mask &= self._condition(condition)
-        should = _listed(flt.should)
+        should = listed(flt.should)
         if should:
             mask &= np.logical_or.reduce([self._condition(c) for c in should])
-        for condition in _listed(flt.must_not):
+        for condition in listed(flt.must_not):
             mask &= ~self._condition(condition)
         return mask
 
@@ -578,7 +578,7 @@ def _keys(flt: models.Filter) -> set[str]:
     """Every payload key a filter's conditions name, nested ones too."""
     found: set[str] = set()
     for part in (flt.must, flt.should, flt.must_not):
-        for condition in _listed(part):
+        for condition in listed(part):
             if isinstance(condition, models.Filter):
                 found |= _keys(condition)
             elif isinstance(condition, models.FieldCondition):
@@ -600,7 +600,7 @@ def _keeps_to_chunks(must: list[Any]) -> bool:
     )
 
 
-def _listed(value: Any) -> list[Any]:
+def listed(value: Any) -> list[Any]:
     if value is None:
         return []
     return value if isinstance(value, list) else [value]

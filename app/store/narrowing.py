@@ -14,6 +14,7 @@ from typing import Any
 from qdrant_client.http import models
 
 from app.store import fields
+from app.store.doc_facets import listed
 
 # Narrowed only when the filter keeps at most MAX_DOCUMENTS documents (their keys cross to the
 # engine: ~0.3 ms a 1,000) and NARROWER times fewer than its narrowest condition. The engine walked
@@ -33,16 +34,10 @@ def narrowed(selector: models.Filter, doc_keys: list[str]) -> models.Filter:
     must: list[Any] = [
         models.FieldCondition(key=fields.DOC_KEY, match=models.MatchAny(any=doc_keys))
     ]
-    must += [c for c in _listed(selector.must) if not _document_level(c)]
+    must += [c for c in listed(selector.must) if not _document_level(c)]
     rest = {"should": selector.should, "must_not": selector.must_not}
     return models.Filter(must=must, min_should=selector.min_should, **rest)
 
 
 def _document_level(condition: object) -> bool:
     return isinstance(condition, models.FieldCondition) and condition.key in REPLACED
-
-
-def _listed(value: object) -> list[Any]:
-    if value is None:
-        return []
-    return list(value) if isinstance(value, list) else [value]
