@@ -31,8 +31,8 @@ def search_threads_on(cores: set[int], data_dir: Path) -> int:
         capture_output=True,
         text=True,
         timeout=120,
-        check=True,
     )
+    assert done.returncode == 0, done.stderr  # what went wrong, not only that it did
     return int(done.stdout.split()[-1])
 
 
