@@ -1,20 +1,31 @@
-"""Reading a shard's files back into the page cache.
+"""Reading a rebuilt shard's files into the page cache.
 
-Qdrant Edge drops the files of a shard it closes from the page cache (the engine process ends
-without closing the shard it serves for that reason), an optimize leaves the segments it wrote
-out of it, and a reboot empties it: until the files are read, every first touch of a vector, a
-graph link or a payload waits for the disk (at 100k chunks the first 93 `granularity=document`
-searches took 19-23 ms each, against 10-12 ms once read). A read in a
-thread releases the GIL between blocks: the 730 MB of a 100k shard come back in 0.6-0.9 s
-without holding searches up. Only the blocks not in the page cache are read: after a stop that
-kept them, copying the 3.9 GB of a 1M shard took a core for the first seconds after `/readyz`
-(the first search 65-79 against 43-52 ms, three starts each)."""
+An optimize leaves most of the segments it wrote out of the page cache (at 30k points, 10 of
+206 MiB of payload indexes and 4 of 99 MiB of payloads): until the files are read, every first
+touch of a vector, a graph link or a payload waits for the disk. A rebuild's copy therefore
+reads them in the background after its optimize (a read in a thread releases the GIL between
+blocks), only the blocks not in the page cache (asked with `mincore`, which reads nothing).
+
+A start does not: opening a shard reads what searches read (the vectors, the graph, the payload
+indexes; 2.5 GB at 1M after a reboot) and leaves a search only the payloads of its page of
+results to fetch. At 1M, five alternated starts each (`docs/benchmarks.md`, "Seventh pass"),
+the first 6 s after `/readyz` without a read-back against with it: p99 30.9 against 33.3 ms
+and `/readyz` 4.9 against 5.6 s after a reboot, p99 28.4 against 28.1 with the cache kept.
+
+Only the files a search reads through the page cache are read: the engine holds the quantized
+vectors, the sparse index and the pinned payload indexes in its own memory (it reads them once
+and drops their pages), and a search never reads the sparse vectors (an optimize does); at 1M
+that is 1.1 GB of 5 GB. Each block is read alone (no read-ahead past it) and followed by a
+pause as long as its read, so the served engine's reads wait behind one block at most and keep
+half the disk's time."""
 
 import ctypes
+import json
 import logging
 import mmap
 import os
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +36,10 @@ BLOCK = 1 << 20
 PAGES_PER_BLOCK = BLOCK // mmap.PAGESIZE
 # Read first what every search touches, then what a page of results reads, then the rest.
 FIRST = ("vector_storage-dense", "vector_index-dense", "payload_storage")
+NEVER_SEARCHED = ("vector_storage-sparse", "vector_index-sparse")
+QUANTIZED_PREFIX = "quantized"
+# The engine names a payload index's directory `<id>-<the field's first letters>-<kind>`.
+FIELD_LETTERS = 8
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
@@ -67,20 +82,55 @@ def _priority(path: Path) -> int:
 
 
 def _files(shard: Path) -> list[Path]:
-    """Every file under `shard`; os.walk passes over a directory that vanishes meanwhile (an
-    optimize drops its temporary segments), where Path.rglob raised."""
-    return [Path(top, name) for top, _, names in os.walk(shard) for name in names]
+    """Every file under `shard` a search reads through the page cache; os.walk passes over a
+    directory that vanishes meanwhile (an optimize drops its temporary segments), where
+    Path.rglob raised."""
+    found = []
+    for top, directories, names in os.walk(shard):
+        directories[:] = [d for d in directories if d not in NEVER_SEARCHED]
+        if Path(top).name == "payload_index":
+            held = _held_in_memory(Path(top))
+            directories[:] = [d for d in directories if _field_of(d) not in held]
+        found += [Path(top, name) for name in names if not name.startswith(QUANTIZED_PREFIX)]
+    return found
+
+
+def _held_in_memory(payload_index: Path) -> set[str]:
+    """The fields (as their directories name them) whose index the engine holds in memory (all
+    but those memory-mapped on disk), from the segment's own record of where each index lives."""
+    try:
+        record = json.loads((payload_index / "config.json").read_text(encoding="utf-8"))
+        return {
+            field[:FIELD_LETTERS]
+            for field, indexes in record["indexed_types"].items()
+            if not any(_mapped_on_disk(index) for index in indexes)
+        }
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return set()
+
+
+def _field_of(directory: str) -> str:
+    """`readers` of `s8in6ie175spvbtb9sv9do38-readers-map`; '' for any other name."""
+    return directory.partition("-")[2].rpartition("-")[0]
+
+
+def _mapped_on_disk(index: dict[str, object]) -> bool:
+    storage = index.get("storage_type")
+    return isinstance(storage, dict) and storage.get("mmap", {}).get("is_on_disk") is True
 
 
 def _read_missing(path: Path, buffer: bytearray, stop: threading.Event) -> int:
     with path.open("rb", buffering=0) as file:
         size = os.fstat(file.fileno()).st_size
+        os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_RANDOM)  # this block, no more
         total = 0
         for block in _missing_blocks(file.fileno(), size):
             if stop.is_set():
                 break
+            began = time.perf_counter()
             file.seek(block * BLOCK)
             total += file.readinto(buffer) or 0
+            time.sleep(time.perf_counter() - began)
         return total
 
 

@@ -212,14 +212,12 @@ class ShardServer:
         self.store.close(keep_facets=self.keep_facets, release=release)
 
     def prepare(self, rebuild_journal: Path | None) -> None:
-        """Before the first call: the served shard's files start coming back into the page
-        cache (in the background, as its facet index does when no snapshot was left: calls
-        are answered exactly meanwhile); or (a rebuild's copy, `rebuild_journal`) its graph
-        built and the journal followed. The build, and the replay thread it starts, run
-        niced; the handover's last records are applied by the call that finishes it, at
-        normal priority."""
+        """Before the first call, for a rebuild's copy (`rebuild_journal`): its graph built, the
+        segments it wrote read back into the page cache, and the journal followed. The build,
+        and the replay thread it starts, run niced; the handover's last records are applied by
+        the call that finishes it, at normal priority. The served shard needs nothing: its
+        open reads what searches read (`read_back`)."""
         if rebuild_journal is None:
-            self.store.read_back()  # what is not in the page cache (a reboot, a close)
             return
 
         def rebuild() -> None:
