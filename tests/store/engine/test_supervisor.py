@@ -279,7 +279,7 @@ def test_a_stopped_engine_leaves_its_shard_in_the_page_cache(
     running.start()
     write(Indexer(running.store, HashingEncoder(), Bm25Encoder()), range(200))
     files = [path for path in tmp_path.rglob("*") if path.is_file()]
-    for path in files:  # every page in the page cache, whatever the read-back got to
+    for path in files:  # every page in the page cache
         path.read_bytes()
     running.close()
     counted = [_resident_pages(path) for path in files if path.exists()]
