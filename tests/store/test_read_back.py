@@ -65,7 +65,7 @@ def test_every_file_is_read_once_vectors_and_payloads_first(
 
 def test_what_the_engine_holds_in_memory_or_never_searches_is_not_read(tmp_path: Path) -> None:
     """The quantized vectors, the sparse index and vectors, and the payload indexes the segment
-    records as held in memory (pinned, or a mutable segment's) cost a start 1.1 GB at 1M."""
+    records as held in memory (pinned, or a mutable segment's): 1.1 GB read for nothing at 1M."""
     segment = tmp_path / "segments/a"
     mapped = {"storage_type": {"mmap": {"is_on_disk": True}}}
     pinned = {"storage_type": {"mmap": {"is_on_disk": False}}}

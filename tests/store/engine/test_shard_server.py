@@ -52,6 +52,16 @@ def contents(store: EdgeStore) -> list[tuple[str, object]]:
     return sorted((hit.id, hit.payload) for hit in hits)
 
 
+def test_a_start_reads_nothing_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its open reads what searches read; a read-back slowed the first seconds at 1M."""
+    served = ShardServer(EdgeStore(tmp_path, "c"), threading.Event())
+    asked: list[str] = []
+    monkeypatch.setattr(served.store, "read_back", lambda: asked.append("read_back"))
+    served.prepare(None)
+    served.close()
+    assert asked == []
+
+
 def test_the_copy_replays_exactly_to_the_sealed_end(tmp_path: Path) -> None:
     served = ShardServer(EdgeStore(tmp_path, "c"), threading.Event())
     copy = IndexLayout.of(tmp_path, "c").next_generation()
