@@ -9,15 +9,14 @@ blocks), only the blocks not in the page cache (asked with `mincore`, which read
 A start does not: opening a shard reads what searches read (the vectors, the graph, the payload
 indexes; 2.5 GB at 1M after a reboot) and leaves a search only the payloads of its page of
 results to fetch. At 1M, five alternated starts each (`docs/benchmarks.md`, "Seventh pass"),
-the first 6 s after `/readyz` without a read-back against with it: p99 30.9 against 33.3 ms
-and `/readyz` 4.9 against 5.6 s after a reboot, p99 28.4 against 28.1 with the cache kept.
+the first 6 s after `/readyz` without a read-back against with this one: p99 30.9 against 33.3
+ms and `/readyz` 4.9 against 5.6 s after a reboot, p99 28.4 against 28.1 with the cache kept.
 
 Only the files a search reads through the page cache are read: the engine holds the quantized
 vectors, the sparse index and the pinned payload indexes in its own memory (it reads them once
 and drops their pages), and a search never reads the sparse vectors (an optimize does); at 1M
-that is 1.1 GB of 5 GB. Each block is read alone (no read-ahead past it) and followed by a
-pause as long as its read, so the served engine's reads wait behind one block at most and keep
-half the disk's time."""
+that is 1.1 GB of 5 GB. Each block is read alone (no read-ahead past it), so the served
+engine's reads wait behind one block at most."""
 
 import ctypes
 import json
@@ -25,7 +24,6 @@ import logging
 import mmap
 import os
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -127,10 +125,8 @@ def _read_missing(path: Path, buffer: bytearray, stop: threading.Event) -> int:
         for block in _missing_blocks(file.fileno(), size):
             if stop.is_set():
                 break
-            began = time.perf_counter()
             file.seek(block * BLOCK)
             total += file.readinto(buffer) or 0
-            time.sleep(time.perf_counter() - began)
         return total
 
 

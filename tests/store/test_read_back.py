@@ -1,12 +1,11 @@
 """Reading a rebuilt shard into the page cache: every block not in it once, what searches touch
-first, only the files a search reads through the page cache, a pause after each read, and the
-pages are then in the cache."""
+first, only the files a search reads through the page cache, and the pages are then in the
+cache."""
 
 import json
 import os
 import shutil
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -94,17 +93,6 @@ def test_what_the_engine_holds_in_memory_or_never_searches_is_not_read(tmp_path:
         [*searched, segment / "payload_index/config.json"]
     )
     assert read_back(tmp_path, threading.Event()) == 3 + 5
-
-
-def test_each_read_is_followed_by_a_pause_as_long(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The served engine's reads wait behind one block at most and keep half the disk."""
-    _write(tmp_path, "segments/a/payload_storage/page_0.dat", 3 * module.BLOCK)
-    pauses: list[float] = []
-    monkeypatch.setattr(time, "sleep", pauses.append)
-    read_back(tmp_path, threading.Event())
-    assert len(pauses) == 3 and all(pause > 0 for pause in pauses)
 
 
 def test_the_pages_are_in_the_cache_afterwards(tmp_path: Path) -> None:
