@@ -9,8 +9,9 @@ blocks), only the blocks not in the page cache (asked with `mincore`, which read
 A start does not: opening a shard reads what searches read (the vectors, the graph, the payload
 indexes; 2.5 GB at 1M after a reboot) and leaves a search only the payloads of its page of
 results to fetch. At 1M, five alternated starts each (`docs/benchmarks.md`, "Seventh pass"),
-the first 6 s after `/readyz` without a read-back against with this one: p99 30.9 against 33.3
-ms and `/readyz` 4.9 against 5.6 s after a reboot, p99 28.4 against 28.1 with the cache kept.
+the first 6 s after `/readyz` without a read-back against with this one (and a pause after
+each block): p99 30.9 against 33.3 ms and `/readyz` 4.9 against 5.6 s after a reboot, p99 28.4
+against 28.1 with the cache kept.
 
 Only the files a search reads through the page cache are read: the engine holds the quantized
 vectors, the sparse index and the pinned payload indexes in its own memory (it reads them once
