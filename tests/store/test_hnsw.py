@@ -212,15 +212,12 @@ def test_status_on_a_qdrant_server_reports_no_estimate(tmp_path: Path) -> None:
 
 
 class _Recording:
-    """The engine's shard, recording the query requests it is sent, alone or in a batch."""
+    """The engine's shard, recording the query requests it is sent (the store sends every
+    search in a batch)."""
 
     def __init__(self, shard: Any) -> None:
         self.shard = shard
         self.requests: list[Any] = []
-
-    def query(self, request: Any) -> Any:
-        self.requests.append(request)
-        return self.shard.query(request)
 
     def query_batch(self, request: Any) -> Any:
         self.requests.extend(request.queries)
