@@ -115,3 +115,35 @@ def test_a_selective_filter_still_fills_the_page(client: TestClient) -> None:
     assert browse(client, tags=["rare"]) == expected
     status, body = viz(client, query=query, algorithm="bm25", tags="rare")
     assert status == 200 and sorted(ids(body)) == expected
+
+
+# --- fused pages agree -------------------------------------------------------------------------
+
+
+def test_hybrid_pages_agree_with_one_request_within_the_first_fifty_results(
+    client: TestClient,
+) -> None:
+    """Fused ranks depend on how deep each branch was read: every page within the first 50
+    results is fused from the same depth, so paging neither repeats nor skips a result."""
+    words = ["amber", "birch", "cedar", "dune", "ember", "fjord", "grove", "heath", "inlet"]
+    index(
+        client,
+        *(
+            doc(
+                f"p{i}",
+                f"Lantern {words[i % 9]} garden {words[i % 7]} report. "
+                + " ".join(words[(i * j) % 9] for j in range(i % 13)),
+            )
+            for i in range(120)
+        ),
+    )
+    query = "lantern garden report amber cedar"
+    whole = ids(search(client, query=query, limit=50))
+    assert len(whole) == 50
+    for limit in (10, 20, 25):
+        paged = [
+            doc_id
+            for offset in range(0, 50 - 50 % limit, limit)
+            for doc_id in ids(search(client, query=query, limit=limit, offset=offset))
+        ]
+        assert paged == whole[: len(paged)], limit
