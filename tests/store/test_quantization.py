@@ -34,7 +34,7 @@ from app.store.fields import (
     TOTAL_CHUNKS,
 )
 from app.store.layout import EDGE_CONFIG, IndexLayout
-from app.store.quantization import OVERSAMPLING
+from app.store.quantization import BEAM, OVERSAMPLING
 from tests.store.vectors import DIM, point_id, unit_vectors
 
 CHUNKS = 5_000
@@ -211,6 +211,7 @@ def test_dense_legs_are_sent_with_oversampling_and_rescoring(
     dense_leg, sparse_leg = sent[-1].prefetches
     assert dense_leg.params.quantization.rescore is True
     assert dense_leg.params.quantization.oversampling == OVERSAMPLING
+    assert dense_leg.params.hnsw_ef == BEAM
     assert sparse_leg.params is None
     assert sent[-1].params is None  # the fusion scores no vector
 

@@ -20,7 +20,7 @@ from app.store.base import Query
 from app.store.cluster import CollectionLayout, CollectionMismatch
 from app.store.errors import EngineFailed, EngineUnavailable
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
-from app.store.quantization import OVERSAMPLING, QUANTILE
+from app.store.quantization import BEAM, OVERSAMPLING, QUANTILE
 from app.store.retry import with_retries
 from app.store.server import ServerStore
 from bench.harness.loopback import JsonHandler, free_port, loopback_server
@@ -132,6 +132,7 @@ def test_a_new_collection_is_quantized_and_searched_rescored_by_default(
     assert [hit.id for hit in answers[0]] == ["1"]
     assert sent[0].params.quantization.rescore is True
     assert sent[0].params.quantization.oversampling == OVERSAMPLING
+    assert sent[0].params.hnsw_ef == BEAM
 
 
 def _existing(name: str, **arguments: Any) -> QdrantClient:
