@@ -33,8 +33,9 @@ from app.store.base import Hit, Store
 
 # Candidates per branch at least: fused ranks depend on the depth, so pages stay consistent
 # (nothing repeated or skipped) while offset + limit <= BASE_DEPTH. 50, not 100: Vaswani's first
-# page scores the same (nDCG@10 0.5164 against 0.5163, `bench.quality.depth`) for a hybrid search
-# 0.82x as long at 1M chunks (docs/benchmarks.md, "Eighth pass").
+# page scores the same (nDCG@10 0.5164 against 0.5163, `bench.quality.depth`), and a hybrid search
+# over HTTP takes 0.71x as long on the users' 100k, 0.84x at 1M (docs/benchmarks.md, "Eighth
+# pass").
 BASE_DEPTH = 50
 MAX_DEPTH = 40_000
 DATE_SORT_DEPTH = 1_000  # a date sort reads every match: start deeper, fewer rounds
