@@ -37,5 +37,5 @@ def rescored() -> models.SearchParams:
         hnsw_ef=BEAM,
         quantization=models.QuantizationSearchParams(
             ignore=False, rescore=True, oversampling=OVERSAMPLING
-        )
+        ),
     )
