@@ -21,6 +21,7 @@ from app.durable import write_atomically
 from app.store.errors import DataDirectoryUnusable
 
 INDEX_FILE = "index.json"
+MERGE_OWED = "merge_owed"  # index.json: a rebuild left segments a merge is owed for
 FORMAT = 2
 EDGE_CONFIG = "edge_config.json"  # written by Qdrant Edge: marks a directory as a shard
 BACKUP_PREFIX, BACKUP_SUFFIX = "backup-", ".partial"  # a running service's backup copies
@@ -88,10 +89,19 @@ class IndexLayout:
         numbers = [int(m[1]) for p in self._entries() if (m := _GENERATION.match(p.name))]
         return self.generation(max(numbers, default=0) + 1)
 
-    def switch_to(self, shard: Path) -> None:
+    def switch_to(self, shard: Path, merge_owed: bool = False) -> None:
         """Make `shard` the generation in use (atomic: a crash leaves the old or the new one);
-        what else the record holds (the settings, `index_format`) stays."""
-        self.write_record({"format": FORMAT, "shard": shard.name})
+        what else the record holds (the settings, `index_format`) stays. `merge_owed`: its
+        segments are to be merged once writes pause (`app.store.engine.rebuild`)."""
+        self.write_record({"format": FORMAT, "shard": shard.name, MERGE_OWED: merge_owed})
+
+    @property
+    def merge_owed(self) -> bool:
+        """False where the record is unreadable: opening the shard says why, in one line."""
+        try:
+            return bool(self.record().get(MERGE_OWED, False))
+        except DataDirectoryUnusable:
+            return False
 
     # --- the record's other fields (app.store.index_format, app.backup) -----------------------
 

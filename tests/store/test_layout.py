@@ -43,6 +43,7 @@ def test_a_new_index_starts_at_generation_one(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "c" / INDEX_FILE).read_text()) == {
         "format": 2,
         "shard": "shard-000001",
+        "merge_owed": False,
         "settings": IndexSettings.current().to_record(),
     }
     assert layout.current() == tmp_path / "c" / "shard-000001"

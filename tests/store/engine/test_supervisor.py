@@ -290,3 +290,40 @@ def test_a_stopped_engine_leaves_its_shard_in_the_page_cache(
         assert reopened.count(documents()) == 200
     finally:
         reopened.close()
+
+
+def test_a_merge_owed_when_the_service_stopped_is_made_after_the_next_start(
+    tmp_path: Path, fast_supervisor: None
+) -> None:
+    settings = Settings(data_dir=tmp_path, collection="c", hnsw_threshold=40)
+    first = Supervisor(settings, merge_after_idle_s=3600)  # stopped before writes pause
+    first.start()
+    try:
+        indexer = Indexer(first.store, HashingEncoder(), Bm25Encoder())
+        deadline = time.monotonic() + 300
+        for n in range(0, 50 * (MERGED_SEGMENTS + 2), 50):
+            rebuilt = first.rebuilds
+            write(indexer, range(n, n + 50))
+            while first.rebuilds == rebuilt and time.monotonic() < deadline:
+                time.sleep(0.05)
+        left = segments(first)
+        assert left > MERGED_SEGMENTS + 1, first.last_failure
+    finally:
+        first.close()
+    second = Supervisor(settings, merge_after_idle_s=0.5)
+    second.start()
+    try:
+        while time.monotonic() < deadline and second.rebuilds == 0:
+            time.sleep(0.05)
+        assert second.rebuilds == 1, second.last_failure  # the merge
+        assert segments(second) <= MERGED_SEGMENTS + 1
+        assert second.store.count(documents()) == 50 * (MERGED_SEGMENTS + 2)
+    finally:
+        second.close()
+    third = Supervisor(settings, merge_after_idle_s=0.5)
+    third.start()
+    try:
+        time.sleep(1.5)  # idle past the pause three times over: the merge was paid
+        assert third.rebuilds == 0 and not third.rebuilding
+    finally:
+        third.close()
