@@ -325,12 +325,10 @@ def merges(log: Path, since: int) -> list[dict[str, float | str]]:
     ]
 
 
-def after_merge(
-    svc: service.Service, queries: list[str], args: Any, loaded_at: float, since: int
-) -> dict[str, Any]:
+def wait_for_merge(svc: service.Service, loaded_at: float, since: int) -> dict[str, Any]:
     """Once the writes pause the service merges the segments its rebuilds left, by itself: how
-    long after the last write that was done, then after_load's measurements again. A load
-    that made no rebuild owes no merge (the smoke tier)."""
+    long after the last write that was done. A load that made no rebuild owes no merge (the
+    smoke tier)."""
     if not status(svc.base)["hnsw_rebuilds"]:
         return {"merged": False, "why": "no rebuild during the load"}
     while not (done := merges(svc.log, since)):
@@ -338,9 +336,15 @@ def after_merge(
             return {"merged": False, "why": f"no merge within {MERGE_WAIT_S:g} s"}
         time.sleep(1)
     waited = round(time.perf_counter() - loaded_at, 1)
-    return {"merged": True, "after_last_write_s": waited, "merge": done[0]} | after_load(
-        svc, queries, args
-    )
+    return {"merged": True, "after_last_write_s": waited, "merge": done[0]}
+
+
+def after_merge(
+    svc: service.Service, queries: list[str], args: Any, loaded_at: float, since: int
+) -> dict[str, Any]:
+    """The merge after the load (`wait_for_merge`), then after_load's measurements again."""
+    merge = wait_for_merge(svc, loaded_at, since)
+    return merge | after_load(svc, queries, args) if merge["merged"] else merge
 
 
 def trickle(

@@ -3,10 +3,12 @@
 1. load: a fresh data directory, `serve` embedding through the stub (the corpus's vectors from
    the real model, computed once and cached), the documents sent over HTTP in batches of 256
    while a prober searches; right after, with no restart: every scenario, throughput with a tag
-   filter at 1/4/16 clients and the CPU each search cost each process;
-2. restart: `serve` with the local model on the same directory: `/readyz`, the first seconds'
-   searches, every scenario, throughput and CPU again; with `--profile`, py-spy on `serve` and
-   on its engine process during a 16-client run (collapsed stacks beside the results);
+   filter at 1/4/16 clients and the CPU each search cost each process; then the merge the
+   service makes of its rebuilds' segments once the writes pause, waited for;
+2. restart: `serve` with the local model on the same directory (the merged index, as a user has
+   it once the writes pause): `/readyz`, the first seconds' searches, every scenario, throughput
+   and CPU again; with `--profile`, py-spy on `serve` and on its engine process during a
+   16-client run (collapsed stacks beside the results);
 3. with `--baseline DIR` (a worktree of an older commit): restarts of DIR's `serve` and of this
    one's, alternated on copies of the same data directory, the same figures for each, so that
    the two are compared in one window of the machine's load.
@@ -37,7 +39,7 @@ from bench.harness.users_corpus import (
     users_corpus,
     users_scenarios,
 )
-from bench.index.live import LOAD_BATCH, Prober, first_seconds, send, status
+from bench.index.live import LOAD_BATCH, Prober, first_seconds, send, status, wait_for_merge
 
 PROFILE_CLIENTS = 16
 TOP_FUNCTIONS = 25
@@ -99,14 +101,18 @@ def measured(svc: service.Service, queries: list[str], args: Any) -> dict[str, A
 
 def profile(svc: service.Service, queries: list[str], args: Any, out: Path) -> dict[str, Any]:
     """py-spy on every process of the service during a 16-client run: the functions that took
-    the most samples (self time), per process role; the raw stacks are kept in `out`."""
+    the most samples (self time), per process role; the raw stacks are kept in `out`. Only the
+    thread holding the GIL is sampled (`--gil`): without it, threads waiting for the GIL were
+    counted as working. Qdrant Edge holds the GIL through each call, so the engine process's
+    samples are all its work; ONNX Runtime releases it, but the users' queries repeat and their
+    vectors come from the query cache."""
     out.mkdir(parents=True, exist_ok=True)
     spies = []
     for pid, role in service.process_roles(svc.process.pid).items():
         stacks = out / f"{role}-{pid}.txt"
         command = [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid)]
         command += ["--duration", str(int(args.seconds) + 2), "--rate", "250", "--format", "raw"]
-        command += ["--nonblocking", "--output", str(stacks)]
+        command += ["--gil", "--nonblocking", "--output", str(stacks)]
         spy = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         spies.append((role, stacks, spy))
     time.sleep(1.0)  # py-spy attached
@@ -211,8 +217,11 @@ def measure_users(root: Path, args: Any) -> dict[str, Any]:
         ):
             with Prober(svc.base, svc.process.pid, corpus.queries, interval=0.1) as prober:
                 result["load"] = send(svc.base, corpus.documents, LOAD_BATCH) | prober.result()
+            loaded_at, since = time.perf_counter(), svc.log.stat().st_size
             result["load"] |= {"stub": stub.stats(), "load_average": load_average()}
             result["after_load"] = measured(svc, corpus.queries, args)
+            # The restarts measure the index a user has once the writes pause: merged.
+            result["merge"] = wait_for_merge(svc, loaded_at, since)
     if not (args.reuse and args.baseline):  # else the comparison's restarts are the measure
         result["restart"] = restart(data_dir, corpus.queries, args, args.app_dir)
     if args.baseline:
