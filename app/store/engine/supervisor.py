@@ -59,7 +59,7 @@ class Supervisor:
         # Owed after each rebuild, paid by one merge: never twice on the segments it left, and
         # never for an index an offline optimize left in many segments. Kept in index.json by
         # each handover, so that a restart soon after a load does not leave the load's segments
-        # and unindexed chunks as they are until the next rebuild (users' 100k index: 1.3x the
+        # and unindexed chunks as they are until the next rebuild (users' 100k index: 1.24x the
         # engine's CPU a search); found paid at a pause, it is forgotten until the next start.
         self._merge_owed = self.layout.merge_owed
         self.phase = Phase.SERVING
