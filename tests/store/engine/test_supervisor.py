@@ -29,6 +29,7 @@ from app.store.engine import supervisor
 from app.store.engine.launch import MERGED_SEGMENTS, REBUILD_SEGMENTS
 from app.store.engine.supervisor import Supervisor
 from app.store.engine.wire import Control
+from app.store.layout import IndexLayout
 from app.store.read_back import resident
 from tests.helpers import doc
 
@@ -196,6 +197,16 @@ def segments(engine: Supervisor) -> int:
     return int(engine.store.call(Control.SHAPE)["segments"])
 
 
+def write_and_rebuild(
+    engine: Supervisor, indexer: Indexer, numbers: range, deadline: float
+) -> None:
+    """Write `numbers` and wait for the rebuild they make due."""
+    rebuilt = engine.rebuilds
+    write(indexer, numbers)
+    while engine.rebuilds == rebuilt and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def test_rebuilds_keep_few_segments_and_once_writes_pause_they_are_merged_once(
     tmp_path: Path, fast_supervisor: None
 ) -> None:
@@ -211,11 +222,8 @@ def test_rebuilds_keep_few_segments_and_once_writes_pause_they_are_merged_once(
         # searched on its own: 8 halved the throughput at 100k); a merge is owed past 3.
         rounds = REBUILD_SEGMENTS + 1
         for _ in range(rounds):
-            rebuilt = running.rebuilds
-            write(indexer, range(n, n + 50))
+            write_and_rebuild(running, indexer, range(n, n + 50), deadline)
             n += 50
-            while running.rebuilds == rebuilt and time.monotonic() < deadline:
-                time.sleep(0.05)
             assert segments(running) <= REBUILD_SEGMENTS, running.last_failure
         assert running.rebuilds >= rounds, running.last_failure
         while time.monotonic() < deadline and (
@@ -302,14 +310,11 @@ def test_a_merge_owed_when_the_service_stopped_is_made_after_the_next_start(
         indexer = Indexer(first.store, HashingEncoder(), Bm25Encoder())
         deadline = time.monotonic() + 300
         for n in range(0, 50 * (MERGED_SEGMENTS + 2), 50):
-            rebuilt = first.rebuilds
-            write(indexer, range(n, n + 50))
-            while first.rebuilds == rebuilt and time.monotonic() < deadline:
-                time.sleep(0.05)
-        left = segments(first)
-        assert left > MERGED_SEGMENTS + 1, first.last_failure
+            write_and_rebuild(first, indexer, range(n, n + 50), deadline)
+        assert segments(first) > MERGED_SEGMENTS + 1, first.last_failure
     finally:
         first.close()
+    assert IndexLayout.of(tmp_path, "c").merge_owed
     second = Supervisor(settings, merge_after_idle_s=0.5)
     second.start()
     try:
@@ -320,6 +325,7 @@ def test_a_merge_owed_when_the_service_stopped_is_made_after_the_next_start(
         assert second.store.count(documents()) == 50 * (MERGED_SEGMENTS + 2)
     finally:
         second.close()
+    assert not IndexLayout.of(tmp_path, "c").merge_owed
     third = Supervisor(settings, merge_after_idle_s=0.5)
     third.start()
     try:
