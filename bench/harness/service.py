@@ -266,6 +266,21 @@ def cpu_seconds(root: int) -> dict[int, float]:
     return seconds
 
 
+def thread_cpu_seconds(pid: int, prefix: str) -> float:
+    """CPU seconds of the threads of one process whose name starts with `prefix` (long-lived
+    ones: a thread that exits takes its count with it)."""
+    seconds = 0.0
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            if not (task / "comm").read_text().startswith(prefix):
+                continue
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        seconds += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return seconds
+
+
 def _used_since(before: dict[int, float], after: dict[int, float]) -> float:
     """CPU seconds the service's processes used between two readings (a new one: all of it)."""
     return sum(value - before.get(pid, 0.0) for pid, value in after.items())

@@ -64,4 +64,6 @@ def test_the_users_live_benchmark_runs_end_to_end(tmp_path: Path) -> None:
             assert level["errors"] == 0 and level["searches"] > 0
             assert level["cpu_ms_per_search"]["http"] > 0
             assert level["cpu_ms_per_search"]["engine"] > 0
+            split = level["engine_cpu_ms_per_search"]  # the engine's search pool, and the rest
+            assert split["search_pool"] > 0 and split["calls"] > 0
     assert result["restart"]["first_seconds"]["all"]["count"] > 0
