@@ -27,7 +27,7 @@ from typing import Any
 
 from app.store.engine.launch import KEY_ENV, REBUILD_SEGMENTS
 from app.store.engine.shard_server import ShardServer, open_shard_store
-from app.store.engine.wire import Moved, failure_of
+from app.store.engine.wire import Moved, failure_of, packed
 from app.store.errors import StoreError
 from app.store.layout import IndexLayout
 from app.telemetry.logs import LOG_FORMATS, configure_logging
@@ -45,7 +45,7 @@ def _serve_connection(server: ShardServer, connection: Connection) -> None:
             except (EOFError, OSError):
                 return
             try:
-                reply = server.answer(call)
+                reply = packed(server.answer(call))
             except Exception as exc:
                 if not isinstance(exc, (Moved, StoreError)):
                     log.exception("%s failed", call.method)

@@ -19,7 +19,16 @@ from qdrant_client.http import models
 
 from app.index_settings import IndexSettings
 from app.store.base import Copied, Hit, Query, VectorIndex
-from app.store.engine.wire import PROTOCOL, WRITES, Call, Control, Failure, Moved, raise_failure
+from app.store.engine.wire import (
+    PROTOCOL,
+    WRITES,
+    Call,
+    Control,
+    Failure,
+    Moved,
+    raise_failure,
+    unpacked,
+)
 from app.store.errors import EngineUnavailable
 from app.store.memo import ReadMemo, filter_key
 
@@ -150,7 +159,7 @@ class ProcessStore:
                 self._drop()
                 continue
             if not isinstance(reply, Failure):
-                return reply
+                return unpacked(reply)
             try:
                 raise_failure(reply)
             except Moved:

@@ -4,6 +4,7 @@ copy replaying exactly to the sealed end, and retirement answering the held writ
 
 import inspect
 import os
+import pickle
 import threading
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from qdrant_client.http import models
 
 from app.filters.selectors import documents, of_document
 from app.store import fields
-from app.store.base import Store
+from app.store.base import Hit, Store
 from app.store.edge import EdgeStore
 from app.store.engine.process_store import ProcessStore
 from app.store.engine.shard_server import ShardServer, at_niceness
@@ -24,9 +25,12 @@ from app.store.engine.wire import (
     WRITES,
     Call,
     Control,
+    HitColumns,
     Moved,
     failure_of,
+    packed,
     raise_failure,
+    unpacked,
 )
 from app.store.errors import CopyFailed, StoreError
 from app.store.layout import IndexLayout
@@ -167,3 +171,29 @@ def test_an_error_crosses_the_wire_as_the_store_error_it_was(error: Exception) -
         raise_failure(failure)
     if isinstance(error, ValueError):  # anything else: a 500 whose message the log keeps
         assert str(raised.value.args[0]) == "ValueError: boom"
+
+
+HITS = [Hit("a", 0.9, {}), Hit("b", 0.5, {"title": "B", "tags": ["red"]})]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [HITS, [HITS, [], HITS[1:]], (HITS, "b"), ([], None), [], 7, {"tag": 3}, None],
+    ids=[
+        "hits",
+        "a batch's",
+        "a page and its offset",
+        "an empty page",
+        "none",
+        "a count",
+        "facets",
+        "nothing",
+    ],
+)
+def test_an_answer_crosses_the_wire_as_it_was_with_hits_as_columns(reply: object) -> None:
+    sent = packed(reply)
+    assert not repr(sent).count("Hit(")  # no hit crosses one at a time
+    received = unpacked(pickle.loads(pickle.dumps(sent)))
+    assert received == reply and type(received) is type(reply)
+    if reply == HITS:
+        assert isinstance(sent, HitColumns) and all(type(h) is Hit for h in received)
