@@ -196,4 +196,5 @@ def test_an_answer_crosses_the_wire_as_it_was_with_hits_as_columns(reply: object
     received = unpacked(pickle.loads(pickle.dumps(sent)))
     assert received == reply and type(received) is type(reply)
     if reply == HITS:
-        assert isinstance(sent, HitColumns) and all(type(h) is Hit for h in received)
+        assert isinstance(sent, HitColumns) and isinstance(received, list)
+        assert all(type(hit) is Hit for hit in received)
