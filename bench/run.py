@@ -90,6 +90,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--reuse", action="store_true", help="users: the index loaded before")
     parser.add_argument("--app-dir", type=Path, help="users: the checkout that serves")
     parser.add_argument("--baseline-data", type=Path, help="users: the baseline's own index")
+    parser.add_argument(
+        "--side-by-side", type=int, default=0, help="users: ROUNDS of throughput, both served"
+    )
     args = parser.parse_args(argv)
     args.clients = tuple(int(c) for c in str(args.clients).split(","))
     args.tiers = args.tiers or ("100k" if args.live else "11k,100k")

@@ -17,6 +17,7 @@
 
 Results: bench/results/live-users-100k.json."""
 
+import contextlib
 import shutil
 import statistics
 import subprocess
@@ -81,15 +82,17 @@ def search_pool_cpu(pid: int) -> float:
     return service.thread_cpu_seconds(engines[0], SEARCH_POOL) if engines else 0.0
 
 
-def throughput_with_cpu(svc: service.Service, queries: list[str], args: Any) -> list[Any]:
+def throughput_with_cpu(
+    svc: service.Service, queries: list[str], args: Any, clients: tuple[int, ...] | None = None
+) -> list[Any]:
     """Throughput with the tag filter at each level, and the CPU milliseconds a search cost
     each process (their CPU over the run / the searches answered), the engine's split between
     its search pool and the rest."""
     levels = []
-    for clients in args.clients:
+    for level_clients in clients or args.clients:
         before, pool_before = cpu_by_role(svc.process.pid), search_pool_cpu(svc.process.pid)
         (level,) = service.throughput(
-            svc.base, queries, (clients,), args.seconds, THROUGHPUT_FILTER
+            svc.base, queries, (level_clients,), args.seconds, THROUGHPUT_FILTER
         )
         after, pool_after = cpu_by_role(svc.process.pid), search_pool_cpu(svc.process.pid)
         searches = max(1, int(level["searches"]))
@@ -196,6 +199,56 @@ def compare(data_dir: Path, queries: list[str], args: Any) -> dict[str, Any]:
     return {"baseline_dir": str(args.baseline), "runs": runs, "medians": medians(runs)}
 
 
+def side_by_side(data_dir: Path, queries: list[str], args: Any) -> dict[str, Any]:
+    """This checkout and `args.baseline` served at once, each on its copy of the index, and the
+    16-client throughput (tag filter) asked of one then the other in slices of `args.seconds`,
+    `args.side_by_side` rounds, the order swapped each round: the machine's drift (here up to
+    1.6x within minutes) falls on both alike, where restarts in turn each caught their own
+    minutes. Per side: the CPU a search over all its slices, per process and the engine's
+    split, and the median slice."""
+    sides = {"baseline": args.baseline, "current": args.app_dir}
+    with contextlib.ExitStack() as stack:
+        served = {}
+        for name, app_dir in sides.items():
+            copy = data_dir.parent / f"side-{name}" / "data"
+            shutil.rmtree(copy.parent, ignore_errors=True)
+            copy.parent.mkdir(parents=True)
+            source = args.baseline_data if name == "baseline" and args.baseline_data else data_dir
+            subprocess.run(["cp", "-a", "--sparse=always", str(source), str(copy)], check=True)
+            served[name] = stack.enter_context(service.running_service(copy, app_dir=app_dir))
+        slices: dict[str, list[Any]] = {name: [] for name in served}
+        for turn in range(args.side_by_side):
+            for name in sorted(served, reverse=bool(turn % 2)):
+                svc = served[name]
+                level, *_ = throughput_with_cpu(svc, queries, args, clients=(PROFILE_CLIENTS,))
+                slices[name].append(level)
+        return {"load_average": load_average()} | {
+            name: summed(levels) for name, levels in slices.items()
+        }
+
+
+def summed(levels: list[dict[str, Any]]) -> dict[str, Any]:
+    """Slices of throughput_with_cpu as one run: the CPU a search over all of them."""
+    searches = sum(level["searches"] for level in levels)
+
+    def per_search(key: str, part: str) -> float:
+        used = sum(float(level[key][part]) * int(level["searches"]) for level in levels)
+        return round(used / max(1, int(searches)), 3)
+
+    cpu = {part: per_search("cpu_ms_per_search", part) for part in levels[0]["cpu_ms_per_search"]}
+    split = {
+        part: per_search("engine_cpu_ms_per_search", part) for part in ("search_pool", "calls")
+    }
+    rates = [level["searches_per_s"] for level in levels]
+    return {
+        "searches": searches,
+        "cpu_ms_per_search": cpu,
+        "engine_cpu_ms_per_search": split,
+        "searches_per_s_median": statistics.median(rates),
+        "slices": levels,
+    }
+
+
 def medians(runs: dict[str, list[Any]]) -> dict[str, Any]:
     """Per side: median over its runs of each scenario's p50, of the 16-client rate and CPU."""
     summary: dict[str, Any] = {}
@@ -242,5 +295,6 @@ def measure_users(root: Path, args: Any) -> dict[str, Any]:
     if not (args.reuse and args.baseline):  # else the comparison's restarts are the measure
         result["restart"] = restart(data_dir, corpus.queries, args, args.app_dir)
     if args.baseline:
-        result["compare"] = compare(data_dir, corpus.queries, args)
+        measure = side_by_side if args.side_by_side else compare
+        result["compare"] = measure(data_dir, corpus.queries, args)
     return result

@@ -52,7 +52,8 @@ def test_the_profile_summary_counts_self_and_inclusive_samples(tmp_path: Path) -
 
 def test_the_users_live_benchmark_runs_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    main(["--live", "--corpus", "users", "--smoke", "--data", str(tmp_path), "--out", str(out)])
+    smoke = ["--live", "--corpus", "users", "--smoke", "--data", str(tmp_path), "--out", str(out)]
+    main(smoke)
     result = json.loads((out / "live-users-smoke.json").read_text())
     load = result["load"]
     assert load["documents"] == 300 and load["errors"] == 0
@@ -67,3 +68,14 @@ def test_the_users_live_benchmark_runs_end_to_end(tmp_path: Path) -> None:
             split = level["engine_cpu_ms_per_search"]  # the engine's search pool, and the rest
             assert split["search_pool"] > 0 and split["calls"] > 0
     assert result["restart"]["first_seconds"]["all"]["count"] > 0
+
+    # Side by side: this checkout as its own baseline, both served at once, slices alternated.
+    repo = Path(__file__).resolve().parents[2]
+    main([*smoke, "--reuse", "--baseline", str(repo), "--side-by-side", "2"])
+    compared = json.loads((out / "live-users-smoke.json").read_text())["compare"]
+    for side in ("baseline", "current"):
+        run = compared[side]
+        assert len(run["slices"]) == 2 and run["searches"] == sum(
+            s["searches"] for s in run["slices"]
+        )
+        assert run["cpu_ms_per_search"]["all"] > 0 and run["engine_cpu_ms_per_search"]["calls"] > 0
