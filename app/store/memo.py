@@ -1,10 +1,10 @@
-"""Answers of whole-filter reads (counts, facets) kept until the next write. Only for a store
+"""Answers of reads (counts, facets, points' payloads) kept until the next write. Only for a store
 that sees every write to its data (the embedded shard: its directory is locked to one process),
 so a kept answer is always the exact answer the engine would give now."""
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TypeVar
 
 from qdrant_client.http import models
@@ -38,9 +38,33 @@ class ReadMemo:
                 return self._answers[key]  # type: ignore[return-value]
             generation = self._generation
         answer = read()
-        with self._lock:
-            if generation == self._generation:
-                self._answers[key] = answer
-                if len(self._answers) > self._size:
-                    self._answers.popitem(last=False)
+        self._keep(generation, {key: answer})
         return answer
+
+    def get_each(
+        self, keys: Sequence[Hashable], read: Callable[[list[Hashable]], dict[Hashable, T]]
+    ) -> dict[Hashable, T]:
+        """The kept answer of each key; those not kept are read together by `read`, which
+        answers the ones it can (one it leaves out is neither answered nor kept)."""
+        found: dict[Hashable, T] = {}
+        with self._lock:
+            for key in keys:
+                if key in self._answers:
+                    self._answers.move_to_end(key)
+                    found[key] = self._answers[key]  # type: ignore[assignment]
+            generation = self._generation
+        missing = [key for key in keys if key not in found]
+        if not missing:
+            return found
+        answers = read(missing)
+        self._keep(generation, answers)
+        return found | answers
+
+    def _keep(self, generation: int, answers: Mapping[Hashable, object]) -> None:
+        """Kept unless a write came since `generation` was read."""
+        with self._lock:
+            if generation != self._generation:
+                return
+            self._answers.update(answers)
+            while len(self._answers) > self._size:
+                self._answers.popitem(last=False)

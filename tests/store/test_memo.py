@@ -1,4 +1,5 @@
-"""Kept counts and facets are always the engine's current answer: every write forgets them."""
+"""Kept counts, facets and payloads are always the engine's current answer: every write forgets
+them."""
 
 import threading
 from pathlib import Path
@@ -6,7 +7,9 @@ from pathlib import Path
 import qdrant_edge as qe
 from qdrant_client.http import models
 
+from app.config import Settings
 from app.store.edge import EdgeStore
+from app.store.engine.supervisor import Supervisor
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from app.store.memo import ReadMemo
 
@@ -42,6 +45,46 @@ def test_every_kind_of_write_changes_the_next_count_and_facet(tmp_path: Path) ->
         assert store.count(TAGGED) == 0
         assert store.facet("owner", TAGGED, 10) == {}
         assert store.count() == 1
+    finally:
+        store.close()
+
+
+def test_a_kept_payload_is_the_engines_after_every_kind_of_write(tmp_path: Path) -> None:
+    """The HTTP process keeps the payloads it read (`ProcessStore.retrieve`); read again, they
+    cost no call to the engine, and each kind of write makes the next read the engine's."""
+    store = Supervisor(Settings(data_dir=tmp_path, collection="c"), threshold=10**9).start()
+    asked: list[list[str]] = []
+    send = store._send
+
+    def counted(method: str, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
+        if method == "retrieve":
+            asked.append(list(args[0]))  # type: ignore[call-overload]
+        return send(method, args, kwargs)
+
+    store._send = counted  # type: ignore[method-assign]
+    ids = [str(point(n, "a").id) for n in range(3)]
+
+    def tags(keys: list[str] | None = None) -> list[tuple[str, object]]:
+        return [(str(h.id), h.payload.get("tag")) for h in store.retrieve(ids, keys)]
+
+    try:
+        store.upsert([point(n, "a") for n in range(3)])
+        assert tags() == [(i, "a") for i in ids]
+        assert tags() == [(i, "a") for i in ids] and len(asked) == 1  # kept: no second call
+        assert tags(["owner"]) == [(i, None) for i in ids] and len(asked) == 2  # other keys
+        store.set_payload(
+            {"tag": "b"}, models.Filter(must=[models.HasIdCondition(has_id=[ids[0]])])
+        )
+        assert tags() == [(ids[0], "b"), (ids[1], "a"), (ids[2], "a")]
+        store.upsert([point(1, "c")])
+        assert tags() == [(ids[0], "b"), (ids[1], "c"), (ids[2], "a")]
+        store.delete(models.Filter(must=[models.HasIdCondition(has_id=[ids[2]])]))
+        assert tags() == [(ids[0], "b"), (ids[1], "c")]
+        asked.clear()
+        store.retrieve(ids[:1])
+        assert asked == []  # kept since the delete, while the deleted point is asked again
+        store.retrieve(ids)
+        assert asked == [ids[2:]]
     finally:
         store.close()
 
