@@ -11,7 +11,9 @@
    16-client run (collapsed stacks beside the results);
 3. with `--baseline DIR` (a worktree of an older commit): restarts of DIR's `serve` and of this
    one's, alternated on copies of the same data directory, the same figures for each, so that
-   the two are compared in one window of the machine's load.
+   the two are compared in one window of the machine's load; with `--side-by-side ROUNDS`
+   instead, both served at once and the 16-client throughput asked of each in alternated
+   slices of `--seconds` (the CPU a search, where the machine drifts within minutes).
 
     .venv/bin/python -m bench.run --live --corpus users [--profile] [--baseline ../base]
 
@@ -184,17 +186,24 @@ def restart(data_dir: Path, queries: list[str], args: Any, app_dir: Path | None 
     return result
 
 
+def index_copy(data_dir: Path, args: Any, side: str, purpose: str) -> Path:
+    """A fresh copy of the index for one side: the baseline's own (`args.baseline_data`) where
+    given, else `data_dir`."""
+    copy = data_dir.parent / f"{purpose}-{side}" / "data"
+    shutil.rmtree(copy.parent, ignore_errors=True)
+    copy.parent.mkdir(parents=True)
+    source = args.baseline_data if side == "baseline" and args.baseline_data else data_dir
+    subprocess.run(["cp", "-a", "--sparse=always", str(source), str(copy)], check=True)
+    return copy
+
+
 def compare(data_dir: Path, queries: list[str], args: Any) -> dict[str, Any]:
     """This checkout against `args.baseline`, restarted in turn on copies of `data_dir` (the
     baseline on `args.baseline_data`'s, where given: an index its own code loaded)."""
     runs: dict[str, list[Any]] = {"baseline": [], "current": []}
     for _ in range(args.runs):
         for name, app_dir in (("baseline", args.baseline), ("current", None)):
-            copy = data_dir.parent / f"compare-{name}" / "data"
-            shutil.rmtree(copy.parent, ignore_errors=True)
-            copy.parent.mkdir(parents=True)
-            source = args.baseline_data if name == "baseline" and args.baseline_data else data_dir
-            subprocess.run(["cp", "-a", "--sparse=always", str(source), str(copy)], check=True)
+            copy = index_copy(data_dir, args, name, "compare")
             runs[name].append(restart(copy, queries, args, app_dir))
     return {"baseline_dir": str(args.baseline), "runs": runs, "medians": medians(runs)}
 
@@ -210,11 +219,7 @@ def side_by_side(data_dir: Path, queries: list[str], args: Any) -> dict[str, Any
     with contextlib.ExitStack() as stack:
         served = {}
         for name, app_dir in sides.items():
-            copy = data_dir.parent / f"side-{name}" / "data"
-            shutil.rmtree(copy.parent, ignore_errors=True)
-            copy.parent.mkdir(parents=True)
-            source = args.baseline_data if name == "baseline" and args.baseline_data else data_dir
-            subprocess.run(["cp", "-a", "--sparse=always", str(source), str(copy)], check=True)
+            copy = index_copy(data_dir, args, name, "side")
             served[name] = stack.enter_context(service.running_service(copy, app_dir=app_dir))
         slices: dict[str, list[Any]] = {name: [] for name in served}
         for turn in range(args.side_by_side):
