@@ -15,7 +15,7 @@ import httpx
 
 from bench.connector.world import QUERIES
 from bench.harness.figures import percentiles
-from bench.harness.service import BENCH_KEY, process_tree
+from bench.harness.service import BENCH_KEY, process_tree, stat_cpu_seconds
 
 ROLES = {b"app.engine_child": "engine", b"app.extract.worker": "extract"}
 
@@ -49,13 +49,9 @@ def _mib(field: str) -> float:
 def cpu_by_role(root: int) -> dict[str, float]:
     """CPU seconds (user + system) so far of the service's live processes, by role."""
     out: dict[str, float] = collections.defaultdict(float)
-    tick = __import__("os").sysconf("SC_CLK_TCK")
     for pid, role in roles(root).items():
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        out[role] += (int(fields[11]) + int(fields[12])) / tick
+        if (used := stat_cpu_seconds(Path(f"/proc/{pid}/stat"))) is not None:
+            out[role] += used
     return dict(out)
 
 

@@ -254,15 +254,21 @@ def wait_ready(
     raise RuntimeError("service did not become ready")
 
 
+def stat_cpu_seconds(stat: Path) -> float | None:
+    """CPU seconds (user + system) a `/proc/.../stat` file reports; None if it is gone."""
+    try:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def cpu_seconds(root: int) -> dict[int, float]:
     """CPU seconds (user + system) of each of the service's processes."""
     seconds = {}
     for pid in process_tree(root):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        seconds[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        if (used := stat_cpu_seconds(Path(f"/proc/{pid}/stat"))) is not None:
+            seconds[pid] = used
     return seconds
 
 
@@ -272,12 +278,11 @@ def thread_cpu_seconds(pid: int, prefix: str) -> float:
     seconds = 0.0
     for task in Path(f"/proc/{pid}/task").glob("*"):
         try:
-            if not (task / "comm").read_text().startswith(prefix):
-                continue
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            named = (task / "comm").read_text().startswith(prefix)
         except OSError:
             continue
-        seconds += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        if named:
+            seconds += stat_cpu_seconds(task / "stat") or 0.0
     return seconds
 
 
