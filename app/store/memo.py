@@ -5,11 +5,12 @@ so a kept answer is always the exact answer the engine would give now."""
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from qdrant_client.http import models
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 
 
 def filter_key(filter: models.Filter | None) -> str:
@@ -41,12 +42,10 @@ class ReadMemo:
         self._keep(generation, {key: answer})
         return answer
 
-    def get_each(
-        self, keys: Sequence[Hashable], read: Callable[[list[Hashable]], dict[Hashable, T]]
-    ) -> dict[Hashable, T]:
+    def get_each(self, keys: Sequence[K], read: Callable[[list[K]], dict[K, T]]) -> dict[K, T]:
         """The kept answer of each key; those not kept are read together by `read`, which
         answers the ones it can (one it leaves out is neither answered nor kept)."""
-        found: dict[Hashable, T] = {}
+        found: dict[K, T] = {}
         with self._lock:
             for key in keys:
                 if key in self._answers:
@@ -60,7 +59,7 @@ class ReadMemo:
         self._keep(generation, answers)
         return found | answers
 
-    def _keep(self, generation: int, answers: Mapping[Hashable, object]) -> None:
+    def _keep(self, generation: int, answers: Mapping[Any, object]) -> None:
         """Kept unless a write came since `generation` was read."""
         with self._lock:
             if generation != self._generation:

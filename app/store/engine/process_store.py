@@ -10,7 +10,7 @@ saves the round trip of its count (a search with facets, five more; a page read 
 payloads)."""
 
 import threading
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from multiprocessing.connection import Client, Connection
 from pathlib import Path
@@ -37,6 +37,7 @@ T = TypeVar("T")
 # Points' payloads kept until the next write (`retrieve`): a repeated search, or the next page
 # of one, reads its page without asking the engine. At ~2 KB a chunk's payload, ~8 MB at most.
 POINTS_KEPT = 4096
+PointKey = tuple[str, tuple[str, ...] | None]  # a point and the payload keys read of it
 SWITCH_WAIT_S = 15.0  # how long a call waits for the next engine (a restart after a crash)
 ATTEMPTS = 4
 
@@ -203,8 +204,8 @@ class ProcessStore:
     def retrieve(self, ids: Sequence[str], payload_keys: Sequence[str] | None = None) -> list[Hit]:
         keys = None if payload_keys is None else tuple(payload_keys)
 
-        def read(missing: list[Hashable]) -> dict[Hashable, Hit]:
-            asked = [point for point, _ in cast(list[tuple[str, object]], missing)]
+        def read(missing: list[PointKey]) -> dict[PointKey, Hit]:
+            asked = [point for point, _ in missing]
             hits = self._typed(list, "retrieve", asked, None if keys is None else list(keys))
             return {(hit.id, keys): hit for hit in hits}
 
