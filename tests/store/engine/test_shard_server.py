@@ -68,6 +68,7 @@ def test_a_start_reads_nothing_back(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_the_copy_replays_exactly_to_the_sealed_end(tmp_path: Path) -> None:
     served = ShardServer(EdgeStore(tmp_path, "c"), threading.Event())
+    assert served.store.wait_for_facet_index(timeout=30)  # else the copy has no snapshot to take
     copy = IndexLayout.of(tmp_path, "c").next_generation()
     for n in range(3):
         upsert(served, n)
