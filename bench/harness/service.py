@@ -272,18 +272,16 @@ def cpu_seconds(root: int) -> dict[int, float]:
     return seconds
 
 
-def thread_cpu_seconds(pid: int, prefix: str) -> float:
-    """CPU seconds of the threads of one process whose name starts with `prefix` (long-lived
-    ones: a thread that exits takes its count with it)."""
-    seconds = 0.0
+def named_threads(pid: int, prefix: str) -> list[Path]:
+    """The `/proc` task directories of one process's threads whose name starts with `prefix`."""
+    named = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
         try:
-            named = (task / "comm").read_text().startswith(prefix)
+            if (task / "comm").read_text().startswith(prefix):
+                named.append(task)
         except OSError:
             continue
-        if named:
-            seconds += stat_cpu_seconds(task / "stat") or 0.0
-    return seconds
+    return named
 
 
 def _used_since(before: dict[int, float], after: dict[int, float]) -> float:

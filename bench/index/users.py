@@ -76,12 +76,17 @@ def cpu_by_role(pid: int) -> dict[str, float]:
     return by_role
 
 
-def search_pool_cpu(pid: int) -> float:
-    """CPU seconds so far of the engine's search pool: Qdrant Edge's native threads, which do a
-    call's work (py-spy does not see them). The rest of the engine process is the calls' Python:
-    the wire, the requests and answers converted, the hits built."""
+def search_pool(pid: int) -> list[Path]:
+    """The engine's search pool: Qdrant Edge's native threads, which do a call's work (py-spy
+    does not see them). The rest of the engine process is the calls' Python: the wire, the
+    requests and answers converted, the hits built."""
     engines = [child for child, role in service.process_roles(pid).items() if role == "engine"]
-    return service.thread_cpu_seconds(engines[0], SEARCH_POOL) if engines else 0.0
+    return service.named_threads(engines[0], SEARCH_POOL) if engines else []
+
+
+def search_pool_cpu(pid: int) -> float:
+    """CPU seconds so far of the engine's search pool."""
+    return sum(service.stat_cpu_seconds(task / "stat") or 0.0 for task in search_pool(pid))
 
 
 def throughput_with_cpu(
@@ -102,6 +107,7 @@ def throughput_with_cpu(
                for role in after}  # fmt: skip
         pool = round(1000 * (pool_after - pool_before) / searches, 2)
         split = {"search_pool": pool, "calls": round(cpu.get("engine", 0.0) - pool, 2)}
+        split["search_pool_threads"] = len(search_pool(svc.process.pid))
         levels.append(
             level
             | {"cpu_ms_per_search": cpu | {"all": round(sum(cpu.values()), 2)}}

@@ -65,8 +65,14 @@ def test_the_users_live_benchmark_runs_end_to_end(tmp_path: Path) -> None:
             assert level["errors"] == 0 and level["searches"] > 0
             assert level["cpu_ms_per_search"]["http"] > 0
             assert level["cpu_ms_per_search"]["engine"] > 0
-            split = level["engine_cpu_ms_per_search"]  # the engine's search pool, and the rest
-            assert split["search_pool"] > 0 and split["calls"] > 0
+            # The engine's search pool, and the rest. On 300 documents the pool may use less
+            # than the one tick (10 ms) /proc counts in, so its threads are checked found, and
+            # the split checked to add up to the engine's CPU.
+            split = level["engine_cpu_ms_per_search"]
+            assert split["search_pool_threads"] > 0
+            assert split["search_pool"] >= 0 and split["calls"] > 0
+            engine = level["cpu_ms_per_search"]["engine"]
+            assert abs(split["search_pool"] + split["calls"] - engine) <= 0.011
     assert result["restart"]["first_seconds"]["all"]["count"] > 0
 
     # Side by side: this checkout as its own baseline, both served at once, slices alternated.
