@@ -102,13 +102,16 @@ class NextcloudClient:
         content: str | bytes | None = None,
         headers: Mapping[str, str] | None = None,
         params: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> httpx.Response:
         """The answer to one request, after retries; raises on 401/403, 404 (AppMissing is
-        left to the caller: a 404 is returned), 5xx and no answer."""
+        left to the caller: a 404 is returned), 5xx and no answer. `timeout`: this request's,
+        in seconds, instead of the client's."""
+        limit = httpx.USE_CLIENT_DEFAULT if timeout is None else httpx.Timeout(timeout)
         for attempt in range(self._retries + 1):
             try:
                 response = self._http.request(
-                    method, path, content=content, headers=headers, params=params
+                    method, path, content=content, headers=headers, params=params, timeout=limit
                 )
             except httpx.TransportError as exc:
                 self.counter.add(0)

@@ -5,6 +5,7 @@ hidden at once; the walk deletes it from the index when no connected user sees i
 A user who is not connected, and the other doc types, get no opinion; a failure keeps every
 result (fail-open) and marks the search degraded."""
 
+import threading
 from collections.abc import Sequence
 from xml.sax.saxutils import escape
 
@@ -36,8 +37,15 @@ def search_body(user_id: str, fileids: Sequence[str]) -> str:
 
 
 class NextcloudVerifier:
+    """One client per connected user, kept from search to search: a search reuses the user's
+    open connection to Nextcloud instead of a TCP (and TLS) handshake of its own. A user's
+    client is replaced when their app password changes, dropped when they are revoked or
+    disconnected, and closed with the verifier."""
+
     def __init__(self, base_url: str, ledger: Ledger, vault: Vault, timeout: float) -> None:
         self.base_url, self.ledger, self.vault, self.timeout = base_url, ledger, vault, timeout
+        self._clients: dict[str, tuple[tuple[str, str], NextcloudClient]] = {}
+        self._lock = threading.Lock()
 
     def budget(self) -> VerifyBudget:
         return VerifyBudget(self.timeout, MAX_ROUNDS)
@@ -46,34 +54,60 @@ class NextcloudVerifier:
         self, user: str, documents: Sequence[DocRef], budget: VerifyBudget
     ) -> dict[DocRef, str]:
         asked = [r for r in documents if r[0] in CHECKED_TYPES and r[1].isdigit()]
-        record = self.ledger.user(user)
-        if not asked or budget.degraded or record is None or record.state == "revoked":
+        if not asked or budget.degraded:
             return {}
-        password = self.vault.open(record.sealed_password)
-        if password is None:
+        client = self._client(user)
+        if client is None:
             return {}
         if budget.spent():
             return degrade(budget, "verify budget spent (deadline or rounds)")
         budget.rounds += 1
         fileids = sorted({doc_id for _, doc_id in asked})
-        client = NextcloudClient(
-            self.base_url, record.login_name, password, timeout=budget.remaining(), retries=0
-        )
         try:
             response = client.request(
                 "SEARCH",
                 "/remote.php/dav/",
                 content=search_body(user, fileids),
                 headers={"Content-Type": "text/xml"},
+                timeout=budget.remaining(),
             )
             if response.status_code != 207:
                 return degrade(budget, f"Nextcloud SEARCH answered {response.status_code}")
             found = {e.fileid for e in parse_multistatus(response.content, files_root(user))}
         except NextcloudError as exc:
             return degrade(budget, str(exc))
-        finally:
-            client.close()
         return {ref: "forbidden" for ref in asked if ref[1] not in found}
 
+    def _client(self, user: str) -> NextcloudClient | None:
+        """The user's kept client; None for a user who is not connected (or revoked)."""
+        record = self.ledger.user(user)
+        if record is None or record.state == "revoked":
+            self._drop(user)
+            return None
+        login = (record.login_name, record.sealed_password)
+        with self._lock:
+            kept = self._clients.get(user)
+            if kept is not None and kept[0] == login:
+                return kept[1]
+        password = self.vault.open(record.sealed_password)
+        if password is None:
+            return None
+        client = NextcloudClient(self.base_url, record.login_name, password, retries=0)
+        with self._lock:
+            replaced = self._clients.get(user)
+            self._clients[user] = (login, client)
+        if replaced is not None:
+            replaced[1].close()
+        return client
+
+    def _drop(self, user: str) -> None:
+        with self._lock:
+            kept = self._clients.pop(user, None)
+        if kept is not None:
+            kept[1].close()
+
     def close(self) -> None:
-        pass
+        with self._lock:
+            kept, self._clients = list(self._clients.values()), {}
+        for _, client in kept:
+            client.close()

@@ -90,6 +90,7 @@ class DialectApp:
                 resp.status,
                 req.user.uid if req.user else None,
                 fault=fault.kind if fault else None,
+                peer=":".join(map(str, scope["client"])) if scope.get("client") else None,
             )
         )
         await self._send(send, req, resp, record, fault)

@@ -60,6 +60,7 @@ class Record:
     user: str | None
     bytes: int = 0
     fault: str | None = None
+    peer: str | None = None  # the client's address and port: one per connection
 
 
 @dataclass

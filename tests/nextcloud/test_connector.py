@@ -348,6 +348,26 @@ def test_hits_are_verified_against_nextcloud_itself_as_the_searching_user(
     assert len(searches) == 1 and searches[0].user == ALICE
 
 
+def test_verify_keeps_one_connection_per_user_until_the_password_changes(
+    service: TestClient, nc: NextcloudDialect
+) -> None:
+    nc.put(ALICE, "Reports/kept.txt", b"the cobalt report that stays")
+    connect(service, nc, ALICE)
+    body = {"query": "cobalt", "algorithm": "bm25"}
+    for _ in range(3):
+        response = service.post("/api/v1/search", json=body, headers=auth(ALICE)).json()
+        assert response["verification"] == "ok" and len(response["results"]) == 1
+    searches = [r for r in nc.log.snapshot() if r.method == "SEARCH"]
+    assert len(searches) == 3 and len({r.peer for r in searches}) == 1  # no handshake a search
+
+    nc.log.reset()
+    connect(service, nc, ALICE)  # a new app password: the kept client is replaced
+    response = service.post("/api/v1/search", json=body, headers=auth(ALICE)).json()
+    assert response["verification"] == "ok" and len(response["results"]) == 1
+    (search,) = [r for r in nc.log.snapshot() if r.method == "SEARCH"]
+    assert search.peer not in {r.peer for r in searches}
+
+
 def test_deck_cards_and_calendar_events_are_indexed_with_their_readers(
     service: TestClient, nc: NextcloudDialect
 ) -> None:
