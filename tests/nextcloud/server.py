@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -68,8 +69,9 @@ class NextcloudDialect:
 
     # lifecycle ---------------------------------------------------------------------------
 
-    def start(self) -> str:
-        """Listen on a free loopback port; the base URL (http://127.0.0.1:<port>)."""
+    def start(self, tls: tuple[Path, Path] | None = None) -> str:
+        """Listen on a free loopback port; the base URL (http://127.0.0.1:<port>, or https://
+        with `tls`: a certificate and its key, PEM files)."""
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
@@ -81,6 +83,8 @@ class NextcloudDialect:
             access_log=False,
             log_level="warning",
             timeout_graceful_shutdown=1,
+            ssl_certfile=tls[0] if tls else None,
+            ssl_keyfile=tls[1] if tls else None,
         )
         self._server = _Server(config)
         self._thread = threading.Thread(
@@ -92,7 +96,7 @@ class NextcloudDialect:
         self._thread.start()
         if not self._server.ready.wait(10):
             raise RuntimeError("the Nextcloud dialect did not start")
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
         return self.url
 
     def stop(self) -> None:
