@@ -69,9 +69,11 @@ class NextcloudDialect:
 
     # lifecycle ---------------------------------------------------------------------------
 
-    def start(self, tls: tuple[Path, Path] | None = None) -> str:
+    def start(self, tls: tuple[Path, Path] | None = None, keep_alive: int = 30) -> str:
         """Listen on a free loopback port; the base URL (http://127.0.0.1:<port>, or https://
-        with `tls`: a certificate and its key, PEM files)."""
+        with `tls`: a certificate and its key, PEM files). An idle connection is closed after
+        `keep_alive` s: Nextcloud's Apache closes it after 5, but the tests of a kept connection
+        must not be raced by the close on a loaded machine."""
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
@@ -83,9 +85,7 @@ class NextcloudDialect:
             access_log=False,
             log_level="warning",
             timeout_graceful_shutdown=1,
-            # Nextcloud's Apache closes an idle connection after 5 s; 30 here, so that a test of
-            # a kept connection is not raced by the close on a loaded machine.
-            timeout_keep_alive=30,
+            timeout_keep_alive=keep_alive,
             ssl_certfile=tls[0] if tls else None,
             ssl_keyfile=tls[1] if tls else None,
         )
