@@ -1,6 +1,8 @@
 """A stand-in HTTP service on a loopback port (an embedding API, a verify endpoint, a failing
 Qdrant), for the tests and the benchmarks; and a free loopback port for a real one."""
 
+import itertools
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -8,12 +10,37 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+# Ports handed out from a range of this process's own, below Linux's ephemeral ports (32768 and
+# up). A port the kernel picked (bind to 0) was free only at that moment: another test worker
+# could pick it too and bind it first, and the first test then spoke to the other's service
+# (seen: its /readyz answered, then "address already in use" in its own log).
+_RANGE = 1000
+
+
+def _port_range() -> Iterator[int]:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    start = 20000 + _RANGE * (int(worker) % 12 if worker.isdigit() else 0)
+    offset = os.getpid() % _RANGE  # two runs on one machine start apart
+    return itertools.cycle([start + (offset + i) % _RANGE for i in range(_RANGE)])
+
+
+_ports = _port_range()
+_ports_lock = threading.Lock()
+
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+    """A loopback port nobody listens on now: the next one of this process's range that binds
+    (each is handed out once per cycle of the range)."""
+    with _ports_lock:
+        for _ in range(_RANGE):
+            port = next(_ports)
+            with socket.socket() as probe:
+                try:
+                    probe.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
+    raise OSError(f"no free loopback port in this process's range of {_RANGE}")
 
 
 class JsonHandler(BaseHTTPRequestHandler):
