@@ -57,7 +57,6 @@ class _Runner:
                 log.exception("nextcloud user %s: tick crashed", self.sync.user_id)
             self.wake.wait(self.interval)
             self.wake.clear()
-        self.sync.close()
 
 
 class Connector:

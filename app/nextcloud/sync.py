@@ -21,7 +21,7 @@ from app.nextcloud.client import NextcloudClient, RequestCounter
 from app.nextcloud.dav import files_root
 from app.nextcloud.errors import AppMissing, NextcloudError, Revoked, Unreachable
 from app.nextcloud.files import FileReader
-from app.nextcloud.ledger import Ledger, UserRecord, WrittenDocument
+from app.nextcloud.ledger import Ledger, WrittenDocument
 from app.nextcloud.reconcile import FileSink, IndexWriter, Labeler
 from app.nextcloud.shares import Grant, read_grants
 from app.nextcloud.vault import Vault
@@ -65,7 +65,6 @@ class UserSync:
         self.sink: FileSink | None = None
         self._unindexed: list[Future[int]] = []  # written by an earlier tick, not yet indexed
         self._lock = threading.Lock()
-        self._client: tuple[tuple[str, str], NextcloudClient] | None = None
 
     @property
     def pending(self) -> int:
@@ -80,47 +79,26 @@ class UserSync:
     def tick(self) -> None:
         user = self.ledger.user(self.user_id)
         if user is None or user.state == "revoked":
-            self.close()
             return
-        client = self._client_for(user)
-        if client is None:
+        password = self.vault.open(user.sealed_password)
+        if password is None:
             self.ledger.set_user(
                 self.user_id, state="failing", last_error="SEARCH_SECRET_KEY changed"
             )
             return
+        client = NextcloudClient(self.base_url, user.login_name, password, self.counter)
         try:
             self._tick(client)
         except Revoked as exc:
             log.warning("nextcloud user %s: app password refused (%s)", self.user_id, exc)
             self.ledger.set_user(self.user_id, state="revoked", last_error=str(exc))
-            self.close()
         except (NextcloudError, OSError) as exc:
             log.warning("nextcloud user %s: tick failed: %s", self.user_id, exc)
             self.ledger.set_user(self.user_id, state="failing", last_error=str(exc))
         finally:
+            client.close()
             self.counter.tick()
             self.ledger.set_user(self.user_id, last_tick=self.clock())
-
-    def _client_for(self, user: UserRecord) -> NextcloudClient | None:
-        """The user's client, kept from tick to tick: an idle tick's one request rides an open
-        connection instead of a TCP and TLS handshake of its own. A new one when their app
-        password changes; None when it cannot be unsealed."""
-        login = (user.login_name, user.sealed_password)
-        if self._client is not None and self._client[0] == login:
-            return self._client[1]
-        password = self.vault.open(user.sealed_password)
-        if password is None:
-            return None
-        self.close()
-        client = NextcloudClient(self.base_url, user.login_name, password, self.counter)
-        self._client = (login, client)
-        return client
-
-    def close(self) -> None:
-        """Close the kept client (the user's runner ends, or their password was refused)."""
-        if self._client is not None:
-            self._client[1].close()
-            self._client = None
 
     def _tick(self, client: NextcloudClient) -> None:
         with self._lock:
