@@ -85,16 +85,14 @@ class NextcloudVerifier:
             self._drop(user)
             return None
         login = (record.login_name, record.sealed_password)
-        with self._lock:
-            kept = self._clients.get(user)
-            if kept is not None and kept[0] == login:
-                return kept[1]
-        password = self.vault.open(record.sealed_password)
-        if password is None:
-            return None
-        client = NextcloudClient(self.base_url, record.login_name, password, retries=0)
-        with self._lock:
+        with self._lock:  # one client a user, even when their first searches come at once
             replaced = self._clients.get(user)
+            if replaced is not None and replaced[0] == login:
+                return replaced[1]
+            password = self.vault.open(record.sealed_password)
+            if password is None:
+                return None
+            client = NextcloudClient(self.base_url, record.login_name, password, retries=0)
             self._clients[user] = (login, client)
         if replaced is not None:
             replaced[1].close()
