@@ -6,9 +6,9 @@ The Nextcloud dialect (tests/nextcloud) on a loopback port with a self-signed ce
 for the run (added to the TLS context the clients share), one connected user, ten files.
 Alternated rounds of `--verifies` verifications of the ten files, two ways:
 
-- `client_a_search`: what verify-on-read did before it kept clients: the user's record read,
-  the app password unsealed, a NextcloudClient built, one SEARCH, the client closed (a TCP and
-  a TLS handshake each);
+- `client_a_search`: what verify-on-read did before it kept clients: a verifier of its own a
+  search (the user's record read, the app password unsealed, a client built, one SEARCH, the
+  client closed: a TCP and a TLS handshake each);
 - `kept`: NextcloudVerifier, which keeps the user's client and its open connection.
 
 Wall ms and this thread's CPU ms a verification (the dialect's share runs on its own thread),
@@ -30,11 +30,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from app.nextcloud.client import NextcloudClient, tls_context
-from app.nextcloud.dav import files_root, parse_multistatus
+from app.nextcloud.client import tls_context
 from app.nextcloud.ledger import Ledger
 from app.nextcloud.vault import Vault
-from app.nextcloud.verify import NextcloudVerifier, search_body
+from app.nextcloud.verify import NextcloudVerifier
 from bench.harness.results import RESULTS, load_average, machine, write_results
 from tests.nextcloud.server import NextcloudDialect
 
@@ -74,19 +73,14 @@ def self_signed(folder: Path) -> tuple[Path, Path]:
 
 
 def client_a_search(base_url: str, ledger: Ledger, vault: Vault) -> Callable[[list[str]], set[str]]:
+    """A verifier of its own a search: its client made for that search and closed after it."""
+
     def verify(fileids: list[str]) -> set[str]:
-        record = ledger.user(USER)
-        assert record is not None
-        password = vault.open(record.sealed_password)
-        assert password is not None
-        with NextcloudClient(base_url, record.login_name, password, retries=0) as client:
-            response = client.request(
-                "SEARCH",
-                "/remote.php/dav/",
-                content=search_body(USER, fileids),
-                headers={"Content-Type": "text/xml"},
-            )
-        return {e.fileid for e in parse_multistatus(response.content, files_root(USER)) if e.fileid}
+        verifier = NextcloudVerifier(base_url, ledger, vault, 10.0)
+        try:
+            return kept(verifier)(fileids)
+        finally:
+            verifier.close()
 
     return verify
 
