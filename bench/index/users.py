@@ -84,9 +84,9 @@ def search_pool(pid: int) -> list[Path]:
     return service.named_threads(engines[0], SEARCH_POOL) if engines else []
 
 
-def search_pool_cpu(pid: int) -> float:
-    """CPU seconds so far of the engine's search pool."""
-    return sum(service.stat_cpu_seconds(task / "stat") or 0.0 for task in search_pool(pid))
+def cpu_of(threads: list[Path]) -> float:
+    """CPU seconds so far of these threads (`/proc` task directories)."""
+    return sum(service.stat_cpu_seconds(task / "stat") or 0.0 for task in threads)
 
 
 def throughput_with_cpu(
@@ -97,17 +97,17 @@ def throughput_with_cpu(
     its search pool and the rest."""
     levels = []
     for level_clients in clients or args.clients:
-        before, pool_before = cpu_by_role(svc.process.pid), search_pool_cpu(svc.process.pid)
+        before, pool_before = cpu_by_role(svc.process.pid), cpu_of(search_pool(svc.process.pid))
         (level,) = service.throughput(
             svc.base, queries, (level_clients,), args.seconds, THROUGHPUT_FILTER
         )
-        after, pool_after = cpu_by_role(svc.process.pid), search_pool_cpu(svc.process.pid)
+        after, pool = cpu_by_role(svc.process.pid), search_pool(svc.process.pid)
         searches = max(1, int(level["searches"]))
         cpu = {role: round(1000 * (after[role] - before.get(role, 0.0)) / searches, 2)
                for role in after}  # fmt: skip
-        pool = round(1000 * (pool_after - pool_before) / searches, 2)
-        split = {"search_pool": pool, "calls": round(cpu.get("engine", 0.0) - pool, 2)}
-        split["search_pool_threads"] = len(search_pool(svc.process.pid))
+        pool_ms = round(1000 * (cpu_of(pool) - pool_before) / searches, 2)
+        split = {"search_pool": pool_ms, "calls": round(cpu.get("engine", 0.0) - pool_ms, 2)}
+        split["search_pool_threads"] = len(pool)
         levels.append(
             level
             | {"cpu_ms_per_search": cpu | {"all": round(sum(cpu.values()), 2)}}
