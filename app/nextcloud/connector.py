@@ -115,7 +115,22 @@ class Connector:
         self.ledger.close()
 
     def _run(self, user_id: str) -> None:
-        sync = UserSync(
+        """Start the user's sync, or wake the one running: one a user, whoever asks. A
+        `connect` and the watch adopting the ledger's users may ask at once, and the second
+        used to replace the first runner while its tick went on: two ticks of one user side
+        by side."""
+        with self._lock:
+            runner = self._runners.get(user_id)
+            if runner is None:
+                runner = self._runners[user_id] = _Runner(
+                    self._sync(user_id), self.schedule.interval
+                )
+                runner.thread.start()
+                return
+        runner.wake.set()
+
+    def _sync(self, user_id: str) -> UserSync:
+        return UserSync(
             user_id,
             self.ledger,
             self.vault,
@@ -127,14 +142,6 @@ class Connector:
             self.counter,
             self.clock,
         )
-        runner = _Runner(sync, self.schedule.interval)
-        with self._lock:
-            old = self._runners.pop(user_id, None)
-            self._runners[user_id] = runner
-        if old is not None:
-            old.stop.set()
-            old.wake.set()
-        runner.thread.start()
 
     # users --------------------------------------------------------------------------------
 

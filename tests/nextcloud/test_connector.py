@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -437,6 +438,17 @@ def test_a_group_share_received_by_a_connected_member_reaches_the_whole_group(
         assert time.monotonic() < deadline, "the group share did not reach dave"
         time.sleep(0.05)
     assert found(service, "observatory", CAROL, groups=["admin"]) == []
+
+
+def test_a_user_has_one_sync_whoever_starts_it(service: TestClient, nc: NextcloudDialect) -> None:
+    """`connect` and the watch that adopts the ledger's users can both start bob's sync: the
+    second finds the first running and wakes it."""
+    connect(service, nc, BOB)
+    connector = connector_of(service)
+    runner = connector._runners[BOB]
+    connector._run(BOB)  # the watch, having read the ledger before `connect` started bob's
+    assert connector._runners[BOB] is runner and not runner.stop.is_set()
+    assert [t.name for t in threading.enumerate()].count(f"nextcloud-{BOB}") == 1
 
 
 def test_a_changed_secret_key_fails_the_users_it_cannot_read(
