@@ -202,6 +202,8 @@ def _index_locally(
                     chunks += sum(indexer.index(indexer.accept(found)).values())
                 indexed += len(found)
                 bar.update(len(batch))
+                if optimize:
+                    _build_full_segment(store)
         seconds = time.perf_counter() - started
         print(
             f"indexed {indexed} documents, {chunks} chunks in {seconds:.1f} s"
@@ -278,6 +280,14 @@ def optimize_if_worth_it(store: "Store", threshold: int, written: int) -> None:
         flush=True,
     )
     _build_graph(store)
+
+
+def _build_full_segment(store: "Store") -> None:
+    from app.store.open import build_full_segment
+
+    started = time.perf_counter()
+    if build_full_segment(store):
+        print(f"a segment is full: its HNSW index built in {time.perf_counter() - started:.1f} s")
 
 
 def _build_graph(store: "Store") -> None:

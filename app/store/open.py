@@ -125,6 +125,18 @@ def build_graph(store: "Store") -> bool:
     return True
 
 
+def build_full_segment(store: "Store") -> bool:
+    """During a bulk load, after each batch: build the graph of the chunks written outside it
+    once they fill a segment (`app.store.segments`), so that the load goes on in a new segment
+    instead of growing one past the cap. False where there was nothing to build."""
+    from app.store import segments
+
+    index = store.vector_index()
+    if index is None or index.plain < segments.SEGMENT_CHUNKS:
+        return False
+    return build_graph(store)
+
+
 def empty_for_restore(settings: Settings) -> bool:
     """Whether the index's place holds nothing a restore would overwrite: an empty (or new)
     SEARCH_DATA_DIR, once what a restore cut short left there is removed; on a Qdrant server,

@@ -21,6 +21,7 @@ from app.store.fields import (
 )
 from app.store.layout import EDGE_CONFIG, IndexLayout
 from app.store.quantization import QUANTILE
+from app.store.segments import max_segment_kb
 
 EDGE_TYPES = {
     IndexType.KEYWORD: qe.PayloadSchemaType.Keyword,
@@ -53,8 +54,22 @@ def edge_config(optimizers: qe.EdgeOptimizersConfig | None = None) -> qe.EdgeCon
     return qe.EdgeConfig(
         vectors={DENSE_VECTOR: dense},
         sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-        optimizers=optimizers,
+        optimizers=capped(optimizers),
         max_search_threads=search_threads(),
+    )
+
+
+def capped(optimizers: qe.EdgeOptimizersConfig | None) -> qe.EdgeOptimizersConfig:
+    """The given optimizers' settings (the engine's defaults where None), with merges capped
+    at `segments.max_segment_kb`."""
+    given = optimizers or qe.EdgeOptimizersConfig()
+    return qe.EdgeOptimizersConfig(
+        deleted_threshold=given.deleted_threshold,
+        vacuum_min_vector_number=given.vacuum_min_vector_number,
+        default_segment_number=given.default_segment_number,
+        max_segment_size=max_segment_kb(),
+        indexing_threshold=given.indexing_threshold,
+        prevent_unoptimized=given.prevent_unoptimized,
     )
 
 

@@ -20,6 +20,7 @@ from app.embeddings.sparse import DEFAULT_AVG_LEN, Bm25Encoder, token_count
 from app.index_settings import BM25_B, BM25_K, DIMENSION, MODEL_NAME
 from app.ingest.pipeline import chunk_payload, chunk_point_id
 from app.ingest.sparse_fit import SparseFit, mean_length, read_fit, write_fit
+from app.store import segments
 from app.store.edge import EdgeStore
 from app.store.fields import DENSE_VECTOR, SPARSE_VECTOR
 from bench.harness.corpus import (
@@ -67,6 +68,8 @@ class Prepared:
     optimize_seconds: float = 0.0  # the ingest command's HNSW build after the load (0: none)
     hnsw_chunks: int = 0  # chunks in an HNSW index when the service starts
     derivation: int = 0  # bench.harness.corpus.DERIVATION the points were made with
+    segment_chunks: int = 0  # app.store.segments.SEGMENT_CHUNKS the load kept (0: none)
+    segments: int = 0  # the engine's segments after the load, the appendable one included
 
 
 def payload_keys() -> str:
@@ -138,6 +141,7 @@ def prepare(
             saved.get("encoder") == encoder.name
             and saved.get("layout") == payload_layout()
             and saved.get("derivation") == DERIVATION
+            and saved.get("segment_chunks") == segments.SEGMENT_CHUNKS
         ):
             return Prepared(**saved)
     if not _current_files(out, tier):
@@ -157,6 +161,8 @@ def prepare(
         optimize_seconds=round(loaded.optimize_seconds, 1),
         hnsw_chunks=loaded.hnsw,
         derivation=DERIVATION,
+        segment_chunks=segments.SEGMENT_CHUNKS,
+        segments=loaded.segments,
     )
     marker.write_text(json.dumps(asdict(prepared)))
     return prepared
@@ -196,24 +202,29 @@ class Loaded:
     seconds: float  # to upsert
     optimize_seconds: float  # the ingest command's HNSW build after it
     hnsw: int  # chunks indexed
+    segments: int
 
 
 def load_store(data_dir: Path, out: Path) -> Loaded:
     """The tier's plain files through the store layer, streamed, then indexed as `ingest` does."""
     from app.cli.indexing import optimize_if_worth_it
     from app.config import Settings
+    from app.store.open import build_full_segment
 
     store = EdgeStore(data_dir, COLLECTION, facet_index=False)
     try:
         started = time.perf_counter()
-        points, documents = upsert_file(store, out)
+        points, documents = upsert_file(store, out, on_batch=lambda _: build_full_segment(store))
         loaded = time.perf_counter()
         optimize_if_worth_it(store, Settings().hnsw_threshold, points)
         optimized = time.perf_counter()
         index = store.vector_index()
+        shape = store.segments()
     finally:
         store.close()
-    return Loaded(points, documents, loaded - started, optimized - loaded, index.hnsw)
+    return Loaded(
+        points, documents, loaded - started, optimized - loaded, index.hnsw, shape["segments"]
+    )
 
 
 def upsert_points(store: EdgeStore, points: list[dict[str, Any]], vectors: np.ndarray) -> None:
@@ -231,7 +242,7 @@ def upsert_file(
     store: EdgeStore,
     out: Path,
     name: str = "points",
-    on_batch: Callable[[int], None] | None = None,
+    on_batch: Callable[[int], object] | None = None,
 ) -> tuple[int, int]:
     """`upsert_points` streamed from `out`'s plain files (`name` as for `read_peer_files`: the
     1m tier's would not fit in memory beside the engine); returns how many points and
