@@ -193,17 +193,18 @@ def _index_locally(
     store = open_store(settings, Use.COMMAND)
     try:
         indexer = Indexer(store, open_dense_encoder(settings), Bm25Encoder())
-        indexed = chunks = 0
+        indexed = chunks = outside = 0  # outside: written since the last segment's graph
         started = time.perf_counter()
         with tqdm(total=total, desc=label, unit="doc") as bar:
             for batch in _batches(documents(store), BATCH):
                 found = [document for document in batch if document is not None]
                 if found:
-                    chunks += sum(indexer.index(indexer.accept(found)).values())
+                    written = sum(indexer.index(indexer.accept(found)).values())
+                    chunks, outside = chunks + written, outside + written
                 indexed += len(found)
                 bar.update(len(batch))
-                if optimize:
-                    _build_full_segment(store)
+                if optimize and _build_full_segment(store):
+                    outside = 0
         seconds = time.perf_counter() - started
         print(
             f"indexed {indexed} documents, {chunks} chunks in {seconds:.1f} s"
@@ -211,7 +212,7 @@ def _index_locally(
         )
         refit_sparse(store)
         if optimize:
-            optimize_if_worth_it(store, settings.hnsw_threshold, chunks)
+            optimize_if_worth_it(store, settings.hnsw_threshold, outside)
     finally:
         store.close()
     return 0
@@ -282,12 +283,14 @@ def optimize_if_worth_it(store: "Store", threshold: int, written: int) -> None:
     _build_graph(store)
 
 
-def _build_full_segment(store: "Store") -> None:
+def _build_full_segment(store: "Store") -> bool:
     from app.store.open import build_full_segment
 
     started = time.perf_counter()
-    if build_full_segment(store):
-        print(f"a segment is full: its HNSW index built in {time.perf_counter() - started:.1f} s")
+    if not build_full_segment(store):
+        return False
+    print(f"a segment is full: its HNSW index built in {time.perf_counter() - started:.1f} s")
+    return True
 
 
 def _build_graph(store: "Store") -> None:

@@ -214,9 +214,15 @@ def load_store(data_dir: Path, out: Path) -> Loaded:
     store = EdgeStore(data_dir, COLLECTION, facet_index=False)
     try:
         started = time.perf_counter()
-        points, documents = upsert_file(store, out, on_batch=lambda _: build_full_segment(store))
+        built = [0]  # points written when a segment's graph was last built
+
+        def on_batch(written: int) -> None:
+            if build_full_segment(store):
+                built[0] = written
+
+        points, documents = upsert_file(store, out, on_batch=on_batch)
         loaded = time.perf_counter()
-        optimize_if_worth_it(store, Settings().hnsw_threshold, points)
+        optimize_if_worth_it(store, Settings().hnsw_threshold, points - built[0])
         optimized = time.perf_counter()
         index = store.vector_index()
         shape = store.segments()
