@@ -1,9 +1,9 @@
 """How big a segment of the embedded index may grow. A search runs each segment's part on a
 search thread of its own, so an index in two segments answers on two cores where one segment
-answers on one. At 1M chunks over HTTP, after a restart: hybrid p50 9.55-11.97 ms in two segments
-of 500k against 13.96-14.88 in one, for 1.3-1.4x the engine's CPU a search (docs/benchmarks.md,
-"Eleventh pass" and "Twelfth pass"). Below the cap an index stays in one segment, which costs the
-least CPU a search (users' 100k: 5.8 ms of the engine's against 6.6 in four segments).
+answers on one. At 1M chunks over HTTP, after a restart: hybrid p50 7.45-7.64 ms in two segments
+of 500k against 10.01-12.94 in one, for 1.3-1.4x the CPU a search (docs/benchmarks.md, "Twelfth
+pass"). Below the cap an index stays in one segment, which costs the least CPU a search (users'
+100k: 5.8 ms of the engine's against 6.6 in four segments).
 
 Two ways keep the cap: a bulk load builds the graph of what it wrote each time SEGMENT_CHUNKS
 chunks are outside it (`app.store.open.build_full_segment`), since the engine indexes a segment
