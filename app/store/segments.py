@@ -7,9 +7,12 @@ pass"). Below the cap an index stays in one segment, which costs the least CPU a
 
 Two ways keep the cap: a bulk load builds the graph of what it wrote each time SEGMENT_CHUNKS
 chunks are outside it (`app.store.open.build_full_segment`), since the engine indexes a segment
-as it is and never splits one; and the engine's merges stop at `max_segment_kb`, which it counts
-in the dense vectors' bytes, a quarter over a full segment: two full segments never merge, while
-small ones (a rebuild's, a trickle's) fold into one up to that."""
+as it is and never splits one; and the engine joins segments (a merge, or a segment it indexes
+with the smallest indexed one) only while the result stays under `max_segment_kb`, which it
+counts in the dense vectors' bytes. Set to a full segment's, a full segment never takes in
+more, while small ones (a rebuild's, a trickle's) fold into each other up to it. The engine's
+own default, 256,000 KiB a core, would fold them only up to ~340k chunks on two cores, but let a
+merge on eight join two full segments."""
 
 from app.index_settings import DIMENSION
 
@@ -18,6 +21,6 @@ FLOAT32_BYTES = 4
 
 
 def max_segment_kb() -> int:
-    """The engine's merge cap, in KiB of dense float32 vectors (read at each open, so that a
-    test may lower SEGMENT_CHUNKS)."""
-    return SEGMENT_CHUNKS * DIMENSION * FLOAT32_BYTES * 5 // 4 // 1024
+    """The engine's cap on joined segments, in KiB of dense float32 vectors: a full segment's
+    (read at each open, so that a test may lower SEGMENT_CHUNKS)."""
+    return SEGMENT_CHUNKS * DIMENSION * FLOAT32_BYTES // 1024
