@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from app.store import segments
 from app.store.server import ServerStore
 
 
@@ -54,3 +55,22 @@ def test_a_qdrant_server_is_never_optimized_by_the_service() -> None:
         assert store.vector_index() is None
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("segment_chunks", "flags", "built"),
+    [(2, (), True), (500_000, (), False), (2, ("--no-optimize",), False)],
+)
+def test_ingest_builds_a_segments_graph_once_it_is_full(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    segment_chunks: int,
+    flags: tuple[str, ...],
+    built: bool,
+) -> None:
+    """During the load, not only at its end (app/store/segments.py; what the graph holds then:
+    tests/store/test_segments.py)."""
+    monkeypatch.setattr(segments, "SEGMENT_CHUNKS", segment_chunks)
+    output = _ingest(tmp_path, monkeypatch, capsys, 1_000, *flags)
+    assert ("a segment is full" in output) is built
