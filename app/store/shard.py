@@ -60,8 +60,9 @@ def edge_config(optimizers: qe.EdgeOptimizersConfig | None = None) -> qe.EdgeCon
 
 
 def capped(optimizers: qe.EdgeOptimizersConfig | None) -> qe.EdgeOptimizersConfig:
-    """The given optimizers' settings (the engine's defaults where None), with merges capped
-    at `segments.max_segment_kb`."""
+    """The given optimizers' settings (the engine's defaults where None), with every join of
+    segments (a merge, or new chunks indexed with an indexed segment) capped at
+    `segments.max_segment_kb`."""
     given = optimizers or qe.EdgeOptimizersConfig()
     return qe.EdgeOptimizersConfig(
         deleted_threshold=given.deleted_threshold,
