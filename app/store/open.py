@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.config import Settings
+from app.store import read_ahead
 from app.store.engine.launch import Launcher
+from app.store.errors import StoreError
 from app.store.qdrant_models import import_models_only
 
 if TYPE_CHECKING:
@@ -40,13 +42,22 @@ class Use(StrEnum):
 
 @dataclass(frozen=True)
 class EarlyStart:
-    """The serving shard server, launched before `open_store(settings, Use.SERVE)` takes it."""
+    """The serving shard server, launched before `open_store(settings, Use.SERVE)` takes it,
+    and the process reading its shard's files ahead of its open (`read_ahead`)."""
 
     launcher: Launcher
     process: "subprocess.Popen[str]"
+    reader: "subprocess.Popen[bytes] | None"
+
+    def opened(self) -> None:
+        """Once the shard is open, what is left to read ahead is of no use."""
+        if self.reader is not None:
+            self.reader.kill()
+            self.reader.wait()
 
     def discard(self) -> None:
         """For a start refused after the launch."""
+        self.opened()
         self.process.kill()
         self.process.wait()
         if self.process.stdout is not None:
@@ -61,8 +72,22 @@ def start_early(settings: Settings) -> EarlyStart | None:
     if settings.qdrant_url:
         return None
     import_models_only()
+    reader = read_ahead.start(_served_shard(settings))
     launcher = Launcher.of(settings)
-    return EarlyStart(launcher, launcher.launch(launcher.socket(1)))
+    return EarlyStart(launcher, launcher.launch(launcher.socket(1)), reader)
+
+
+def _served_shard(settings: Settings) -> Path | None:
+    """The generation `index.json` names, read without changing anything (the engine checks
+    and opens it); None where there is none to read (a new, format-1 or unreadable index)."""
+    from app.store.layout import INDEX_FILE, IndexLayout
+
+    layout = IndexLayout.of(settings.data_dir, settings.collection)
+    try:
+        named = (layout.root / INDEX_FILE).is_file() and not layout.legacy
+        return layout.current() if named else None  # writes only where there is no record
+    except (StoreError, OSError):
+        return None
 
 
 def open_store(
@@ -76,7 +101,11 @@ def open_store(
         from app.store.engine.supervisor import Supervisor
 
         launched = None if early is None else (early.launcher, early.process)
-        return Supervisor(settings, launched=launched).start()
+        try:
+            return Supervisor(settings, launched=launched).start()
+        finally:
+            if early is not None:
+                early.opened()
     from app.store.edge import EdgeStore
 
     return EdgeStore(

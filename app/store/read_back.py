@@ -6,12 +6,12 @@ touch of a vector, a graph link or a payload waits for the disk. A rebuild's cop
 reads them in the background after its optimize (a read in a thread releases the GIL between
 blocks), only the blocks not in the page cache (asked with `mincore`, which reads nothing).
 
-A start does not: opening a shard reads what searches read (the vectors, the graph, the payload
-indexes; 2.5 GB at 1M after a reboot) and leaves a search only the payloads of its page of
-results to fetch. At 1M, five alternated starts each (`docs/benchmarks.md`, "Seventh pass"),
-the first 6 s after `/readyz` without a read-back against with this one (and a pause after
-each block): p99 30.9 against 33.3 ms and `/readyz` 4.9 against 5.6 s after a reboot, p99 28.4
-against 28.1 with the cache kept.
+A start does not read back (it reads ahead of the open instead: `read_ahead`): opening a shard
+reads what searches read (the vectors, the graph, the payload indexes; 2.5 GB at 1M after a
+reboot) and leaves a search only the payloads of its page of results to fetch. At 1M, five
+alternated starts each (`docs/benchmarks.md`, "Seventh pass"), the first 6 s after `/readyz`
+without a read-back against with this one (and a pause after each block): p99 30.9 against 33.3
+ms and `/readyz` 4.9 against 5.6 s after a reboot, p99 28.4 against 28.1 with the cache kept.
 
 Only the files a search reads through the page cache are read: the engine holds the quantized
 vectors, the sparse index and the pinned payload indexes in its own memory (it reads them once

@@ -1,0 +1,126 @@
+"""Reading a shard's files ahead of its open (app/store/read_ahead.py): what the open reads and
+nothing else, in a process of its own, into the page cache; `serve` starts it beside the engine
+and stops it once the shard is open, and it never writes where there is no index."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from app.config import Settings
+from app.embeddings.dense import HashingEncoder
+from app.embeddings.sparse import Bm25Encoder
+from app.ingest.models import validate_batch
+from app.ingest.pipeline import Indexer
+from app.store import read_ahead
+from app.store.layout import IndexLayout
+from app.store.open import Use, _served_shard, build_graph, open_store, start_early
+from app.store.read_back import resident
+from tests.helpers import doc
+
+
+@pytest.fixture(scope="module")
+def shard(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A shard as `ingest` leaves it: chunks written, its graph built."""
+    data = tmp_path_factory.mktemp("data")
+    store = open_store(Settings(data_dir=data), Use.COMMAND)
+    try:
+        indexer = Indexer(store, HashingEncoder(), Bm25Encoder())
+        indexer.index(indexer.accept(validate_batch([doc(str(n)) for n in range(40)])))
+        build_graph(store)
+    finally:
+        store.close()
+    return IndexLayout.of(data, Settings(data_dir=data).collection).current()
+
+
+def _files(shard: Path) -> list[Path]:
+    return [path for path in shard.rglob("*") if path.is_file()]
+
+
+def _resident(path: Path) -> float:
+    """The share of the file's pages in the page cache."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        pages = resident(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+    return float(pages.mean()) if pages.size else 1.0
+
+
+def _evict(paths: list[Path]) -> None:
+    for path in paths:
+        with path.open("rb") as file:
+            os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    if any(_resident(path) > 0 for path in paths if path.stat().st_size):
+        pytest.skip("this file system keeps the files in memory whatever is asked (tmpfs)")
+
+
+def test_what_the_open_reads_the_largest_first(shard: Path) -> None:
+    listed = read_ahead.files_the_open_reads(shard)
+    names = {part for path in listed for part in path.relative_to(shard).parts}
+    assert {"vector_storage-dense", "payload_index", "wal"} <= names
+    assert {"payload_storage", "vector_storage-sparse"}.isdisjoint(names)
+    not_read = [path for path in _files(shard) if path not in listed]
+    assert not_read and all(
+        {"payload_storage", "vector_storage-sparse"} & set(path.parts) for path in not_read
+    )
+    sizes = [path.stat().st_size for path in listed]
+    assert sizes == sorted(sizes, reverse=True)
+
+
+def test_the_facet_snapshot_is_read_last(shard: Path, tmp_path: Path) -> None:
+    snapshot = IndexLayout.facet_snapshot(shard)
+    if not snapshot.exists():
+        snapshot.write_bytes(b"facets")
+    assert read_ahead.files_the_open_reads(shard)[-1] == snapshot
+
+
+def test_its_process_reads_them_into_the_page_cache_and_nothing_else(shard: Path) -> None:
+    files = _files(shard)
+    _evict(files)
+    reader = read_ahead.start(shard)
+    assert reader is not None and reader.wait(timeout=60) == 0
+    listed = set(read_ahead.files_the_open_reads(shard))
+    assert all(_resident(path) == 1 for path in listed)
+    assert all(_resident(path) == 0 for path in files if path not in listed and path.stat().st_size)
+
+
+def test_serve_starts_it_beside_the_engine_and_stops_it_once_the_shard_is_open(
+    shard: Path,
+) -> None:
+    settings = Settings(data_dir=shard.parent.parent)
+    early = start_early(settings)
+    assert early is not None and early.reader is not None
+    store = open_store(settings, Use.SERVE, early)
+    try:
+        assert early.reader.returncode is not None  # stopped and reaped
+        assert store.count() >= 40  # the index read ahead is the one served
+    finally:
+        store.close()
+
+
+def test_a_start_refused_after_the_launch_stops_it_too(shard: Path) -> None:
+    early = start_early(Settings(data_dir=shard.parent.parent))
+    assert early is not None and early.reader is not None
+    early.discard()
+    assert early.reader.returncode is not None
+    assert early.process.returncode is not None
+
+
+def test_nothing_is_read_or_written_where_there_is_no_index(tmp_path: Path) -> None:
+    """IndexLayout.current() makes a new layout where there is none: the read-ahead must not
+    (a refused start changes nothing)."""
+    assert _served_shard(Settings(data_dir=tmp_path)) is None
+    assert not any(tmp_path.iterdir())
+    assert read_ahead.start(None) is None
+
+
+def test_an_unreadable_record_leaves_the_reading_to_the_open(tmp_path: Path) -> None:
+    """The engine refuses it in one line; the read-ahead neither raises nor reads."""
+    root = tmp_path / Settings(data_dir=tmp_path).collection
+    root.mkdir()
+    (root / "index.json").write_text("{not json")
+    assert _served_shard(Settings(data_dir=tmp_path)) is None
+    (root / "index.json").write_text('{"shard": "../../elsewhere"}')
+    assert _served_shard(Settings(data_dir=tmp_path)) is None
+    assert sorted(path.name for path in root.iterdir()) == ["index.json"]
