@@ -11,7 +11,9 @@ emptied before each start (`docs/benchmarks.md`, "Thirteenth pass"): `/readyz` 0
 against 1.62-1.79 on that index, 2.9-5.0 s against 6.7-7.3 at 1M.
 
 Not read: the payloads and the sparse vectors, which an open does not touch (a search reads its
-page of results' payloads; an optimize reads the sparse vectors).
+page of results' payloads; an optimize reads the sparse vectors); nor more than half the memory
+the kernel says is available, so that on a machine too small to hold the files the reads do not
+push each other out before the engine reads them.
 
 Free of imports outside the standard library: it runs as `python -I -S read_ahead.py SHARD`."""
 
@@ -42,15 +44,15 @@ def _size(path: Path) -> int:
         return 0
 
 
-def read(paths: list[Path]) -> int:
-    """Read each file into the page cache; the bytes read. A file that cannot be read is
-    passed over: the open reads it, or refuses the shard, itself."""
+def read(paths: list[Path], budget: int) -> int:
+    """Read each file into the page cache, up to `budget` bytes; the bytes read. A file that
+    cannot be read is passed over: the open reads it, or refuses the shard, itself."""
     total = 0
     null = os.open(os.devnull, os.O_WRONLY)
     try:
         for path in paths:
             try:
-                total += _send_to(null, path)
+                total += _send_to(null, path, budget - total)
             except OSError:
                 continue
     finally:
@@ -58,10 +60,10 @@ def read(paths: list[Path]) -> int:
     return total
 
 
-def _send_to(null: int, path: Path) -> int:
+def _send_to(null: int, path: Path, most: int) -> int:
     file = os.open(path, os.O_RDONLY)
     try:
-        size = os.fstat(file).st_size
+        size = min(os.fstat(file).st_size, most)
         sent = 0
         while sent < size:
             count = os.sendfile(null, file, sent, size - sent)
@@ -71,6 +73,18 @@ def _send_to(null: int, path: Path) -> int:
         return sent
     finally:
         os.close(file)
+
+
+def budget(meminfo: Path = Path("/proc/meminfo")) -> int:
+    """Half the memory available (MemAvailable); 0 where the kernel does not say."""
+    try:
+        for line in meminfo.read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name == "MemAvailable":
+                return int(value.split()[0]) * 1024 // 2
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def start(shard: Path | None) -> "subprocess.Popen[bytes] | None":
@@ -90,4 +104,4 @@ def start(shard: Path | None) -> "subprocess.Popen[bytes] | None":
 
 
 if __name__ == "__main__":
-    read(files_the_open_reads(Path(sys.argv[1])))
+    read(files_the_open_reads(Path(sys.argv[1])), budget())

@@ -85,6 +85,31 @@ def test_its_process_reads_them_into_the_page_cache_and_nothing_else(shard: Path
     assert all(_resident(path) == 0 for path in files if path not in listed and path.stat().st_size)
 
 
+def test_it_reads_no_more_than_its_budget(tmp_path: Path) -> None:
+    """Half the memory available: on a machine too small for the files, reads would push each
+    other out of the page cache before the engine reads them."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.write_bytes(b"x" * (3 << 20))
+    second.write_bytes(b"y" * (1 << 20))
+    for path in (first, second):
+        with path.open("rb+") as file:
+            os.fsync(file.fileno())
+    _evict([first, second])
+    assert read_ahead.read([first, second], budget=2 << 20) == 2 << 20
+    assert _resident(second) == 0
+    assert read_ahead.read([first, second], budget=8 << 20) == 4 << 20
+
+
+def test_the_budget_is_half_the_memory_available(tmp_path: Path) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:  8000 kB\nMemFree:  1000 kB\nMemAvailable:  6000 kB\n")
+    assert read_ahead.budget(meminfo) == 3000 * 1024
+    meminfo.write_text("MemTotal:  8000 kB\n")  # a kernel that does not say: nothing read
+    assert read_ahead.budget(meminfo) == 0
+    assert read_ahead.budget(tmp_path / "absent") == 0
+    assert read_ahead.budget() > 0  # this machine's
+
+
 def test_serve_starts_it_beside_the_engine_and_stops_it_once_the_shard_is_open(
     shard: Path,
 ) -> None:
