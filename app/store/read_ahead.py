@@ -51,6 +51,8 @@ def read(paths: list[Path], budget: int) -> int:
     null = os.open(os.devnull, os.O_WRONLY)
     try:
         for path in paths:
+            if total >= budget:
+                break
             try:
                 total += _send_to(null, path, budget - total)
             except OSError:
