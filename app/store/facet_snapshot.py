@@ -1,6 +1,6 @@
 """The in-memory facet index (`doc_facets`) saved beside its shard generation, so an engine that
-opens the shard next loads it in milliseconds instead of reading every document back (~4 s at
-100k documents, holding the interpreter a page at a time).
+opens the shard next loads it in milliseconds instead of reading every document back (2-7 s at
+100k documents, a page at a time: `facet_upkeep.LOAD_PAUSE_S`).
 
 A snapshot is only ever the exact state of its shard: it is written when the shard is closed
 (after the last write) or copied (under the write lock), and it is taken away (deleted) by the

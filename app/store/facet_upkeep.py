@@ -7,6 +7,7 @@ answers from then on."""
 import logging
 import shutil
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,14 @@ from app.store.doc_facets import MEMBERSHIP, PAYLOAD_KEYS, DocumentFacets
 from app.store.layout import IndexLayout
 
 log = logging.getLogger(__name__)
-LOAD_PAGE = 256
+# After a crash (no snapshot) the documents are read back while searches run, a page at a
+# time with a pause after each: a page holds the interpreter throughout (the engine's scroll
+# holds it), and back-to-back pages of 256 kept every search waiting. Searches in the seconds
+# after a start without a snapshot (docs/benchmarks.md, "Thirteenth pass"), users' 100k: p50
+# 33-34 ms (p99 50-143) while the load ran (~2.5 s), against 3-9 ms (p99 5-14) with pages of 64
+# and these pauses, the load then taking 2-7 s.
+LOAD_PAGE = 64
+LOAD_PAUSE_S = 0.0005
 IDS_PAGE = 1024
 
 
@@ -73,8 +81,9 @@ class FacetUpkeep:
         return facet_snapshot.save(self.facets, path)
 
     def _load(self) -> None:
-        """Every stored document into the facet index, a page at a time; each page is read and
-        put under the write lock, so writes in between are never lost or undone."""
+        """Every stored document into the facet index, a page at a time with a pause after
+        each (`LOAD_PAUSE_S`); each page is read and put under the write lock, so writes in
+        between are never lost or undone."""
         request_filter = translate.filter_(models.Filter(must=list(MEMBERSHIP)))
         offset: Any = None
         try:
@@ -94,6 +103,7 @@ class FacetUpkeep:
                 if offset is None:
                     self.facets.loaded = True
                     return
+                time.sleep(LOAD_PAUSE_S)
         except Exception:
             log.exception("facet index not loaded: facets are counted by the engine")
             self.facets.abandon()
