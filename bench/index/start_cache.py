@@ -10,7 +10,9 @@ DONTNEED, which the kernel honours for clean pages): all of them (`cold`, as aft
 (`warm`, as a stop leaves them). Then `serve` starts from each checkout in turn, and one client
 sends the judged queries back to back for `--seconds` after `/readyz`. Per start: the share of the
 directory in the page cache before it, `/readyz`, the searches' p50 / p99 / slowest, the
-slowest of the first second, and the engine process's reads (all, and from the disk)."""
+slowest of the first second, and the engine process's reads (all, and from the disk). With
+`--crash` each start finds no facet snapshot, as after a crash: the documents are then read back
+while the searches run."""
 
 import argparse
 import json
@@ -18,6 +20,8 @@ import os
 import random
 import statistics
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,7 @@ from bench.harness.corpus import judged_queries
 from bench.harness.results import load_average, machine, write_results
 
 PIECE = 256 << 10
+SNAPSHOTS = "*.facets.npz"  # app.store.layout.IndexLayout.facet_snapshot
 PART = 0.15
 CACHES = ("cold", "part", "warm")
 
@@ -101,24 +106,42 @@ def one_start(data: Path, app_dir: Path, seconds: float) -> dict[str, Any]:
     }
 
 
+@contextmanager
+def without_snapshots(data: Path, crash: bool) -> Iterator[None]:
+    """(`crash`) The facet snapshots kept aside during a start, as a crash leaves none (the
+    documents are then read back while searches run), and put back after it."""
+    kept = [(path, path.with_name(path.name + ".kept")) for path in data.rglob(SNAPSHOTS)]
+    if crash:
+        for path, aside in kept:
+            path.rename(aside)
+    try:
+        yield
+    finally:
+        if crash:
+            for path, aside in kept:
+                aside.replace(path)
+
+
 def measure(
-    data: Path, cache: str, app_dirs: list[Path], runs: int, seconds: float
+    data: Path, cache: str, app_dirs: list[Path], runs: int, seconds: float, crash: bool
 ) -> dict[str, Any]:
     rng = random.Random(7)
     starts: dict[str, list[dict[str, Any]]] = {str(app): [] for app in app_dirs}
     for run in range(runs):
         for app in app_dirs:
             evict(data, cache, rng)
-            row = {"in_cache": round(in_cache(data), 3), **one_start(data, app, seconds)}
+            with without_snapshots(data, crash):
+                row = {"in_cache": round(in_cache(data), 3), **one_start(data, app, seconds)}
             row["load_average"] = load_average()
             starts[str(app)].append(row)
             print(run, app.name, json.dumps(row), flush=True)
-    keys = ("ready_s", "p99_ms", "first_second_slowest_ms", "searches")
+    keys = ("ready_s", "p50_ms", "p99_ms", "first_second_slowest_ms", "searches")
     medians = {
         app: {key: statistics.median(row[key] for row in rows) for key in keys}
         for app, rows in starts.items()
     }
-    return {"cache": cache, "seconds": seconds, "starts": starts, "medians": medians}
+    measured = {"cache": cache, "crash": crash, "seconds": seconds, "starts": starts}
+    return measured | {"medians": medians}
 
 
 def main() -> None:
@@ -129,8 +152,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=6.0, help="searched after /readyz")
     parser.add_argument("--out", type=Path, required=True, help="the results file (JSON)")
+    parser.add_argument(
+        "--crash", action="store_true", help="start without the facet snapshot, as after a crash"
+    )
     args = parser.parse_args()
-    measured = measure(args.data, args.cache, args.app_dir, args.runs, args.seconds)
+    measured = measure(args.data, args.cache, args.app_dir, args.runs, args.seconds, args.crash)
     write_results(args.out, {"machine": machine(), **measured})
     print(json.dumps(measured["medians"]))
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.index.start_cache import PIECE, evict, in_cache
+from bench.index.start_cache import PIECE, evict, in_cache, without_snapshots
 
 
 def _cached_tree(root: Path) -> None:
@@ -30,3 +30,15 @@ def test_cold_puts_every_page_out_warm_none_part_some(tmp_path: Path) -> None:
     _cached_tree(tmp_path)
     evict(tmp_path, "part", random.Random(1))
     assert 0.5 < in_cache(tmp_path) < 1
+
+
+def test_a_crash_start_finds_no_facet_snapshot_and_the_next_finds_it_back(tmp_path: Path) -> None:
+    snapshot = tmp_path / "astrolabe" / "shard-000003.facets.npz"
+    snapshot.parent.mkdir()
+    snapshot.write_bytes(b"kept")
+    with without_snapshots(tmp_path, crash=True):
+        assert not snapshot.exists()
+        snapshot.write_bytes(b"saved by the stop")  # a load finished during the start
+    assert snapshot.read_bytes() == b"kept"  # every start finds the same state
+    with without_snapshots(tmp_path, crash=False):
+        assert snapshot.read_bytes() == b"kept"
