@@ -49,7 +49,8 @@ def _resident(path: Path) -> float:
 
 def _evict(paths: list[Path]) -> None:
     for path in paths:
-        with path.open("rb") as file:
+        with path.open("rb+") as file:
+            os.fsync(file.fileno())  # clean pages: the kernel may drop them
             os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
     if any(_resident(path) > 0 for path in paths if path.stat().st_size):
         pytest.skip("this file system keeps the files in memory whatever is asked (tmpfs)")
@@ -75,14 +76,23 @@ def test_the_facet_snapshot_is_read_last(shard: Path, tmp_path: Path) -> None:
     assert read_ahead.files_the_open_reads(shard)[-1] == snapshot
 
 
-def test_its_process_reads_them_into_the_page_cache_and_nothing_else(shard: Path) -> None:
+def test_its_process_reads_them_from_the_disk_and_nothing_else(shard: Path) -> None:
+    """What it read from the disk is the kernel's count (`ru_inblock`), not what the page cache
+    holds afterwards: a machine that pages out what nobody touches (DAMON) may already have
+    dropped some of it."""
     files = _files(shard)
     _evict(files)
     reader = read_ahead.start(shard)
-    assert reader is not None and reader.wait(timeout=60) == 0
+    assert reader is not None
+    _, status, usage = os.wait4(reader.pid, 0)
+    reader.returncode = os.waitstatus_to_exitcode(status)
+    assert reader.returncode == 0
     listed = set(read_ahead.files_the_open_reads(shard))
-    assert all(_resident(path) == 1 for path in listed)
-    assert all(_resident(path) == 0 for path in files if path not in listed and path.stat().st_size)
+    on_disk = sum(path.stat().st_blocks * 512 for path in listed)  # holes are not read
+    # (a page short here and there: a tiny file's data may come with its inode)
+    assert usage.ru_inblock * 512 >= 0.95 * on_disk > 0
+    payloads = [path for path in files if "payload_storage" in path.parts and path.stat().st_size]
+    assert payloads and all(_resident(path) == 0 for path in payloads)
 
 
 def test_it_reads_no_more_than_its_budget(tmp_path: Path) -> None:
