@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 # time with a pause after each: a page holds the interpreter throughout (the engine's scroll
 # holds it), and back-to-back pages of 256 kept every search waiting. Searches in the seconds
 # after a start without a snapshot (docs/benchmarks.md, "Thirteenth pass"), users' 100k: p50
-# 33-34 ms (p99 50-143) while the load ran (~2.5 s), against 3-9 ms (p99 5-14) with pages of 64
+# 31-36 ms (p99 47-143) while the load ran (~2.5 s), against 3-9 ms (p99 5-14) with pages of 64
 # and these pauses, the load then taking 2-7 s.
 LOAD_PAGE = 64
 LOAD_PAUSE_S = 0.0005
