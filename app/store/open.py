@@ -72,9 +72,17 @@ def start_early(settings: Settings) -> EarlyStart | None:
     if settings.qdrant_url:
         return None
     import_models_only()
-    reader = read_ahead.start(_served_shard(settings))
+    reader = _read_ahead(settings)
     launcher = Launcher.of(settings)
     return EarlyStart(launcher, launcher.launch(launcher.socket(1)), reader)
+
+
+def _read_ahead(settings: Settings) -> "subprocess.Popen[bytes] | None":
+    """The process reading the served shard and its facet snapshot ahead of the open."""
+    from app.store.layout import IndexLayout
+
+    shard = _served_shard(settings)
+    return None if shard is None else read_ahead.start(shard, IndexLayout.facet_snapshot(shard))
 
 
 def _served_shard(settings: Settings) -> Path | None:

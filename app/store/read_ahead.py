@@ -15,7 +15,8 @@ page of results' payloads; an optimize reads the sparse vectors); nor more than 
 the kernel says is available, so that on a machine too small to hold the files the reads do not
 push each other out before the engine reads them.
 
-Free of imports outside the standard library: it runs as `python -I -S read_ahead.py SHARD`."""
+Free of imports outside the standard library: it runs as
+`python -I -S read_ahead.py SHARD FACET_SNAPSHOT`."""
 
 import os
 import subprocess
@@ -23,17 +24,15 @@ import sys
 from pathlib import Path
 
 NOT_OPENED = ("payload_storage", "vector_storage-sparse")
-FACET_SNAPSHOT_SUFFIX = ".facets.npz"  # app.store.layout.IndexLayout.facet_snapshot
 
 
-def files_the_open_reads(shard: Path) -> list[Path]:
+def files_the_open_reads(shard: Path, snapshot: Path) -> list[Path]:
     """The shard's files an open reads, the largest first (they hold most of the bytes, and
-    the engine's reads of small files cost it little), and the generation's facet snapshot."""
+    the engine's reads of small files cost it little), then its facet snapshot if there is one."""
     found = []
     for top, directories, names in os.walk(shard):
         directories[:] = [d for d in directories if d not in NOT_OPENED]
         found += [Path(top, name) for name in names]
-    snapshot = shard.with_name(shard.name + FACET_SNAPSHOT_SUFFIX)
     return sorted(found, key=_size, reverse=True) + ([snapshot] if snapshot.exists() else [])
 
 
@@ -89,14 +88,15 @@ def budget(meminfo: Path = Path("/proc/meminfo")) -> int:
     return 0
 
 
-def start(shard: Path | None) -> "subprocess.Popen[bytes] | None":
-    """The reader process for `shard`; None when there is no shard to read, or no process
-    could be started (the open then reads the files itself, only slower)."""
-    if shard is None or not shard.is_dir():
+def start(shard: Path, snapshot: Path) -> "subprocess.Popen[bytes] | None":
+    """The reader process for `shard` and its facet `snapshot`; None when there is no shard
+    to read, or no process could be started (the open then reads the files itself, only
+    slower)."""
+    if not shard.is_dir():
         return None
     try:
         return subprocess.Popen(
-            [sys.executable, "-I", "-S", __file__, str(shard)],
+            [sys.executable, "-I", "-S", __file__, str(shard), str(snapshot)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -106,4 +106,4 @@ def start(shard: Path | None) -> "subprocess.Popen[bytes] | None":
 
 
 if __name__ == "__main__":
-    read(files_the_open_reads(Path(sys.argv[1])), budget())
+    read(files_the_open_reads(Path(sys.argv[1]), Path(sys.argv[2])), budget())

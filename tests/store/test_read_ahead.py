@@ -57,7 +57,7 @@ def _evict(paths: list[Path]) -> None:
 
 
 def test_what_the_open_reads_the_largest_first(shard: Path) -> None:
-    listed = read_ahead.files_the_open_reads(shard)
+    listed = read_ahead.files_the_open_reads(shard, IndexLayout.facet_snapshot(shard))
     names = {part for path in listed for part in path.relative_to(shard).parts}
     assert {"vector_storage-dense", "payload_index", "wal"} <= names
     assert {"payload_storage", "vector_storage-sparse"}.isdisjoint(names)
@@ -73,7 +73,7 @@ def test_the_facet_snapshot_is_read_last(shard: Path, tmp_path: Path) -> None:
     snapshot = IndexLayout.facet_snapshot(shard)
     if not snapshot.exists():
         snapshot.write_bytes(b"facets")
-    assert read_ahead.files_the_open_reads(shard)[-1] == snapshot
+    assert read_ahead.files_the_open_reads(shard, IndexLayout.facet_snapshot(shard))[-1] == snapshot
 
 
 def test_its_process_reads_them_from_the_disk_and_nothing_else(shard: Path) -> None:
@@ -82,12 +82,12 @@ def test_its_process_reads_them_from_the_disk_and_nothing_else(shard: Path) -> N
     dropped some of it."""
     files = _files(shard)
     _evict(files)
-    reader = read_ahead.start(shard)
+    reader = read_ahead.start(shard, IndexLayout.facet_snapshot(shard))
     assert reader is not None
     _, status, usage = os.wait4(reader.pid, 0)
     reader.returncode = os.waitstatus_to_exitcode(status)
     assert reader.returncode == 0
-    listed = set(read_ahead.files_the_open_reads(shard))
+    listed = set(read_ahead.files_the_open_reads(shard, IndexLayout.facet_snapshot(shard)))
     on_disk = sum(path.stat().st_blocks * 512 for path in listed)  # holes are not read
     # (a page short here and there: a tiny file's data may come with its inode)
     assert usage.ru_inblock * 512 >= 0.95 * on_disk > 0
@@ -147,7 +147,7 @@ def test_nothing_is_read_or_written_where_there_is_no_index(tmp_path: Path) -> N
     (a refused start changes nothing)."""
     assert _served_shard(Settings(data_dir=tmp_path)) is None
     assert not any(tmp_path.iterdir())
-    assert read_ahead.start(None) is None
+    assert read_ahead.start(tmp_path / "absent", tmp_path / "absent.facets.npz") is None
 
 
 def test_an_unreadable_record_leaves_the_reading_to_the_open(tmp_path: Path) -> None:
